@@ -1,0 +1,89 @@
+# Trellis: `make run` sets everything up and starts the app; `make test` runs every test.
+# Every step is a file target, so a second run only redoes what changed.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := run
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip --disable-pip-version-check
+# This machine's pip configuration names local package folders that may not exist; pip warns
+# about each one for every package. Hide only those lines.
+QUIET_PIP := 2>&1 | { grep -v "is ignored: it is neither a file nor a directory" || true; }
+HOST ?= 127.0.0.1
+PORT ?= 8000
+export TRELLIS_DATA_DIR ?= $(CURDIR)/var
+export PYTHONPATH := $(CURDIR)/backend
+# The packaged models are all we use; never let a library reach for a model hub.
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export ANONYMIZED_TELEMETRY := False
+
+FRONTEND_SOURCES := $(shell find frontend/src -type f 2>/dev/null) $(wildcard frontend/index.html frontend/vite.config.ts frontend/tsconfig*.json)
+FRONTEND_MANIFEST := static/frontend/.vite/manifest.json
+LOCALE_MO := $(patsubst %.po,%.mo,$(wildcard locale/*/LC_MESSAGES/django.po))
+
+.PHONY: run setup test test-python test-frontend messages clean-venv
+
+run: setup
+	@export SECRET_KEY="$${SECRET_KEY:-$$(cat $(TRELLIS_DATA_DIR)/secret_key)}"; \
+	$(PY) manage.py migrate --noinput && \
+	$(PY) manage.py collectstatic --noinput -v 0 && \
+	$(PY) manage.py ensure_demo_user && \
+	echo "Trellis is starting on http://$(HOST):$(PORT)/  (Ctrl-C stops it)" && \
+	exec $(VENV)/bin/daphne -b $(HOST) -p $(PORT) config.asgi:application
+
+setup: $(VENV)/.runtime $(FRONTEND_MANIFEST) $(LOCALE_MO) $(TRELLIS_DATA_DIR)/secret_key
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip==26.3 $(QUIET_PIP)
+
+$(VENV)/.runtime: requirements.txt constraints.txt | $(PY)
+	$(PIP) install --quiet -r requirements.txt -c constraints.txt $(QUIET_PIP)
+	@touch $@
+
+$(VENV)/.dev: requirements-dev.txt requirements.txt constraints.txt | $(VENV)/.runtime
+	$(PIP) install --quiet -r requirements-dev.txt -c constraints.txt $(QUIET_PIP)
+	@touch $@
+
+frontend/node_modules/.package-lock.json: frontend/package.json frontend/package-lock.json
+	cd frontend && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+$(FRONTEND_MANIFEST): frontend/node_modules/.package-lock.json $(FRONTEND_SOURCES)
+	cd frontend && npm run build --silent
+
+locale/%/LC_MESSAGES/django.mo: locale/%/LC_MESSAGES/django.po
+	@command -v msgfmt >/dev/null || $(call apt_install,gettext)
+	msgfmt --check-format -o $@ $<
+
+$(TRELLIS_DATA_DIR)/secret_key:
+	@mkdir -p $(TRELLIS_DATA_DIR)
+	@umask 077 && $(PYTHON) -c "import secrets; print(secrets.token_urlsafe(50))" > $@
+	@echo "Generated a secret key in $@"
+
+# Debian packages, installed only when missing (root, or through sudo).
+apt_install = { if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $(1) >/dev/null; }
+
+/usr/bin/chromium:
+	$(call apt_install,chromium)
+
+test: $(VENV)/.dev $(FRONTEND_MANIFEST) $(LOCALE_MO) /usr/bin/chromium
+	$(MAKE) --no-print-directory test-python test-frontend
+
+test-python: $(VENV)/.dev
+	DEBUG=0 SECRET_KEY=test-only-secret-key $(PY) -m pytest
+
+test-frontend: frontend/node_modules/.package-lock.json
+	cd frontend && npm test --silent
+
+# Re-extract the gettext catalogues after changing translatable strings.
+messages: $(VENV)/.runtime
+	$(PY) manage.py makemessages --locale es --locale zh_Hant --ignore '.venv/*' --ignore 'frontend/*' --ignore 'var/*' --no-obsolete
+
+clean-venv:
+	rm -rf $(VENV)

@@ -1,0 +1,137 @@
+"""Catalog API: the registered components, localised, and tree validation."""
+
+from __future__ import annotations
+
+from django.http import Http404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from rag.core import KINDS
+
+from . import selectors
+from .models import Component
+
+LANG_PARAMETER = OpenApiParameter(
+    "lang", OpenApiTypes.STR, description="Language of the texts (en, es, zh-Hant); overrides Accept-Language."
+)
+
+
+@extend_schema_serializer(component_name="Component")
+class ComponentOutputSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    kind = serializers.CharField()
+    category = serializers.CharField()
+    icon = serializers.CharField()
+    display_name = serializers.CharField()
+    description = serializers.CharField()
+    representation = serializers.CharField(allow_null=True)
+    composite = serializers.BooleanField()
+    child_kind = serializers.CharField(allow_null=True)
+    min_children = serializers.IntegerField(allow_null=True)
+    max_children = serializers.IntegerField(allow_null=True)
+    slots = serializers.DictField(child=serializers.CharField(), help_text="Nested component fields and their kinds.")
+    available = serializers.BooleanField()
+
+
+class ComponentListApi(APIView):
+    """Every registered component, texts in the request's language."""
+
+    permission_classes = [AllowAny]
+
+    class FilterSerializer(serializers.Serializer):
+        kind = serializers.ChoiceField(choices=KINDS, required=False)
+        category = serializers.CharField(required=False)
+
+    @extend_schema(
+        operation_id="components_list",
+        parameters=[FilterSerializer, LANG_PARAMETER],
+        responses=ComponentOutputSerializer(many=True),
+    )
+    def get(self, request: Request) -> Response:
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        components = selectors.component_list(language=request.LANGUAGE_CODE, **filters.validated_data)
+        return Response(ComponentOutputSerializer(components, many=True).data)
+
+
+class ComponentDetailApi(APIView):
+    """One component with its parameters' JSON Schema, texts in the request's language."""
+
+    permission_classes = [AllowAny]
+
+    @extend_schema_serializer(component_name="ComponentDetail")
+    class OutputSerializer(ComponentOutputSerializer):
+        schema = serializers.JSONField(help_text="JSON Schema (draft 2020-12) of the component's params.")
+
+    @extend_schema(operation_id="components_retrieve", parameters=[LANG_PARAMETER], responses=OutputSerializer)
+    def get(self, request: Request, name: str) -> Response:
+        try:
+            component = selectors.component_get(name=name, language=request.LANGUAGE_CODE)
+        except Component.DoesNotExist:
+            raise Http404 from None
+        return Response(self.OutputSerializer(component).data)
+
+
+@extend_schema_serializer(component_name="ComponentTreeError")
+class ComponentTreeErrorSerializer(serializers.Serializer):
+    path = serializers.CharField()
+    message = serializers.CharField()
+    code = serializers.CharField()
+
+
+@extend_schema_serializer(component_name="ComponentTreeNode")
+class ComponentTreeNodeSerializer(serializers.Serializer):
+    path = serializers.CharField()
+    component = serializers.CharField()
+    display_name = serializers.CharField()
+    representation = serializers.CharField()
+
+
+class ComponentValidateApi(APIView):
+    """Validate a component tree. Every error comes back with its JSON path; a valid tree comes
+    back normalised (defaults filled) with every node's rendered representation."""
+
+    permission_classes = [AllowAny]
+
+    @extend_schema_serializer(component_name="ComponentTreeValidationRequest")
+    class InputSerializer(serializers.Serializer):
+        tree = serializers.JSONField(help_text='A component reference: {"component": name, "params": {...}}.')
+        kind = serializers.ChoiceField(choices=KINDS, required=False, help_text="The kind the root must have.")
+
+    @extend_schema_serializer(component_name="ComponentTreeValidation")
+    class OutputSerializer(serializers.Serializer):
+        valid = serializers.BooleanField()
+        config = serializers.JSONField(help_text="The tree normalised, every default filled.")
+        errors = ComponentTreeErrorSerializer(many=True, help_text="Empty for a valid tree.")
+        nodes = ComponentTreeNodeSerializer(many=True)
+
+    @extend_schema(
+        operation_id="components_validate",
+        request=InputSerializer,
+        parameters=[LANG_PARAMETER],
+        responses={
+            200: OutputSerializer,
+            400: inline_serializer(
+                "ComponentTreeInvalid",
+                {"valid": serializers.BooleanField(), "errors": ComponentTreeErrorSerializer(many=True)},
+            ),
+        },
+    )
+    def post(self, request: Request) -> Response:
+        payload = self.InputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        result = selectors.component_tree_validate(
+            tree=payload.validated_data["tree"],
+            kind=payload.validated_data.get("kind"),
+            language=request.LANGUAGE_CODE,
+        )
+        if not result.valid:
+            return Response({"valid": False, "errors": result.errors}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(self.OutputSerializer(
+            {"valid": True, "config": result.config, "errors": [], "nodes": result.nodes}
+        ).data)

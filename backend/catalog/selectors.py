@@ -1,0 +1,121 @@
+"""Reads of the catalog: components localised to one language, and tree validation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.utils import translation as django_translation
+
+from rag.components import load_components
+from rag.core import FieldError, localize_schema, normalize_language, render_representation, validate_tree
+from rag.core.tree import iter_nodes
+
+from .models import Component
+
+
+def _texts(component: Component, language: str) -> dict[str, str]:
+    by_language = {row.language: row for row in component.translations.all()}
+    chosen = by_language.get(language) or by_language.get("en")
+    if chosen is None:
+        return {"display_name": component.name, "description": "", "representation": ""}
+    english = by_language.get("en")
+    return {
+        "display_name": chosen.display_name or (english.display_name if english else component.name),
+        "description": chosen.description or (english.description if english else ""),
+        "representation": chosen.representation,
+    }
+
+
+def _localized(component: Component, language: str, *, with_schema: bool) -> dict[str, Any]:
+    texts = _texts(component, language)
+    data = {
+        "name": component.name,
+        "kind": component.kind,
+        "category": component.category,
+        "icon": component.icon,
+        "display_name": texts["display_name"],
+        "description": texts["description"],
+        "representation": texts["representation"] or None,
+        "composite": component.composite,
+        "child_kind": component.child_kind or None,
+        "min_children": component.min_children,
+        "max_children": component.max_children,
+        "slots": component.slots,
+        "available": component.available,
+    }
+    if with_schema:
+        data["schema"] = localize_schema(component.schema, language)
+    return data
+
+
+def component_list(
+    *, language: str | None, kind: str | None = None, category: str | None = None, include_unavailable: bool = False
+) -> list[dict[str, Any]]:
+    """Every catalog component (optionally of one kind or category), texts in ``language``."""
+    language = normalize_language(language)
+    queryset = Component.objects.prefetch_related("translations")
+    if kind:
+        queryset = queryset.filter(kind=kind)
+    if category:
+        queryset = queryset.filter(category=category)
+    if not include_unavailable:
+        queryset = queryset.filter(available=True)
+    return [_localized(component, language, with_schema=False) for component in queryset]
+
+
+def component_get(*, name: str, language: str | None) -> dict[str, Any]:
+    """One component with its JSON Schema, texts in ``language``; raises ``Component.DoesNotExist``."""
+    component = Component.objects.prefetch_related("translations").get(name=name)
+    return _localized(component, normalize_language(language), with_schema=True)
+
+
+@dataclass
+class TreeValidation:
+    valid: bool
+    config: dict[str, Any] | None = None
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    nodes: list[dict[str, Any]] = field(default_factory=list)
+
+
+def localize_field_error(error: FieldError, language: str | None) -> str:
+    """``error``'s message in ``language``, through the gettext catalogues."""
+    with django_translation.override(normalize_language(language).lower()):
+        template = django_translation.gettext(error.template)
+    try:
+        return template.format(**error.context)
+    except (KeyError, IndexError, ValueError):
+        return error.message
+
+
+def component_tree_validate(*, tree: Any, language: str | None, kind: str | None = None) -> TreeValidation:
+    """Validate a component tree; on success render every node's representation.
+
+    Representations use the catalog's templates, so an admin's edits show up here too.
+    """
+    registry = load_components()
+    config, errors = validate_tree(tree, registry=registry, kind=kind)
+    if errors:
+        return TreeValidation(
+            valid=False,
+            errors=[
+                {"path": error.path, "message": localize_field_error(error, language), "code": error.code}
+                for error in errors
+            ],
+        )
+    assert config is not None
+    language = normalize_language(language)
+    catalog = {row.name: row for row in Component.objects.prefetch_related("translations")}
+    nodes = []
+    for path, reference in iter_nodes(config, registry=registry):
+        row = catalog.get(reference["component"])
+        texts = _texts(row, language) if row else {"display_name": reference["component"], "description": "",
+                                                   "representation": ""}
+        template = texts["representation"]
+        nodes.append({
+            "path": path,
+            "component": reference["component"],
+            "display_name": texts["display_name"],
+            "representation": render_representation(template, reference) if template else texts["description"],
+        })
+    return TreeValidation(valid=True, config=config, nodes=nodes)

@@ -1,0 +1,20 @@
+"""Importing every module that registers components, then freezing the registry."""
+
+from __future__ import annotations
+
+import importlib
+
+from .core.registry import Registry, registry
+
+COMPONENT_MODULES: tuple[str, ...] = (
+    "rag.documents.chunkers",
+)
+
+
+def load_components() -> Registry:
+    """Import all component modules once and freeze the global registry; returns it."""
+    if not registry.frozen:
+        for module in COMPONENT_MODULES:
+            importlib.import_module(module)
+        registry.freeze()
+    return registry

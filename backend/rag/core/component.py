@@ -1,0 +1,239 @@
+"""``ConfigObject``: the base of every configurable component."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import SecretStr
+
+from .errors import ConfigValidationError, CredentialError
+from .multilingual import MultilingualString
+from .params import Params, Slot, component_slots
+from .representation import render
+from .schema import multilingual_schema
+
+if TYPE_CHECKING:
+    from .registry import Registry
+
+CredentialResolver = Callable[[str], "ConfigObject"]
+
+
+class ConfigObject:
+    """A component: a class whose settings are exactly the fields of its ``Params`` model.
+
+    Subclasses declare ``Params``, ``KIND``, ``CATEGORY``, ``ICON``, ``DISPLAY_NAME``,
+    ``DESCRIPTION`` and optionally ``REPRESENTATION``, and are registered by name with
+    ``@register``. ``__init__`` validates the parameters and builds nested components; heavy
+    work (loading models) belongs in ``init_model``, which the factory calls once the tree is
+    assembled.
+
+    Parameters
+    ----------
+    **params
+        The values of ``Params`` fields. A nested component is given as an instance or as a
+        ``{"component": name, "params": {...}}`` reference; unknown names are refused.
+    """
+
+    NAME: ClassVar[str] = ""
+    KIND: ClassVar[str] = ""
+    CATEGORY: ClassVar[str] = ""
+    ICON: ClassVar[str] = ""
+    DISPLAY_NAME: ClassVar[MultilingualString]
+    DESCRIPTION: ClassVar[MultilingualString]
+    REPRESENTATION: ClassVar[MultilingualString | None] = None
+    Params: ClassVar[type[Params]] = Params
+
+    def __init__(self, **params: Any) -> None:
+        from .validation import validate_params
+
+        slots = component_slots(self.Params)
+        raw = {name: _as_reference(value) if name in slots else value for name, value in params.items()}
+        normalised, errors = validate_params(type(self), raw, registry=self.registry())
+        if errors:
+            raise ConfigValidationError(errors)
+        assert normalised is not None
+        self.params = self.Params.model_validate(normalised)
+        self._slots = slots
+        for name, slot in slots.items():
+            given = params.get(name)
+            reference = normalised[name]
+            if slot.multiple:
+                given_items = list(given) if isinstance(given, (list, tuple)) else [None] * len(reference)
+                instance: Any = [
+                    item if isinstance(item, ConfigObject) else self._instantiate(item_reference)
+                    for item, item_reference in zip(given_items, reference, strict=True)
+                ]
+            elif isinstance(given, ConfigObject):
+                instance = given
+            else:
+                instance = self._instantiate(reference)
+            setattr(self, name, instance)
+        self.trace_params: dict[str, Any] = {}
+        self._credential_resolver: CredentialResolver | None = None
+
+    @classmethod
+    def registry(cls) -> Registry:
+        """The registry this component was registered in (the global one for shipped components)."""
+        from .registry import registry as default_registry
+
+        return cls.__dict__.get("_registry") or default_registry
+
+    def _instantiate(self, reference: Mapping[str, Any] | None) -> ConfigObject | None:
+        if reference is None:
+            return None
+        return self.registry().get(reference["component"])(**reference["params"])
+
+    # -- metadata ---------------------------------------------------------------------------
+
+    @classmethod
+    def slots(cls) -> dict[str, Slot]:
+        return component_slots(cls.Params)
+
+    @classmethod
+    def get_schema(cls) -> dict[str, Any]:
+        """JSON Schema of ``Params`` with every translation under ``x-i18n``
+        (``rag.core.schema.localize_schema`` gives one language)."""
+        return multilingual_schema(cls)
+
+    @classmethod
+    def get_representation(cls) -> MultilingualString | None:
+        """The representation template; ``None`` means "show the description"."""
+        return cls.REPRESENTATION
+
+    @classmethod
+    def get_metadata(cls) -> dict[str, Any]:
+        children = next((slot for slot in cls.slots().values() if slot.multiple), None)
+        return {
+            "name": cls.NAME,
+            "kind": cls.KIND,
+            "category": cls.CATEGORY,
+            "icon": cls.ICON,
+            "display_name": cls.DISPLAY_NAME,
+            "description": cls.DESCRIPTION,
+            "representation": cls.REPRESENTATION,
+            "composite": children is not None,
+            "child_kind": children.kind if children else None,
+            "min_children": children.min_children if children else None,
+            "max_children": children.max_children if children else None,
+            "slots": {slot.name: slot.kind for slot in cls.slots().values()},
+        }
+
+    @classmethod
+    def validate_and_transform(cls, raw_params: Mapping[str, Any]) -> dict[str, Any]:
+        """Validate raw parameters (nested components included) and return them normalised,
+        every default filled; raises ``ConfigValidationError`` listing every problem."""
+        from .validation import validate_params
+
+        normalised, errors = validate_params(cls, raw_params, registry=cls.registry())
+        if errors:
+            raise ConfigValidationError(errors)
+        assert normalised is not None
+        return normalised
+
+    # -- serialisation ----------------------------------------------------------------------
+
+    def sub_components(self) -> Iterator[ConfigObject]:
+        """The directly nested components, in declaration order."""
+        for name, slot in self._slots.items():
+            value = getattr(self, name)
+            if slot.multiple:
+                yield from value
+            elif value is not None:
+                yield value
+
+    def _scalar_params(self, *, reveal_secrets: bool = False) -> dict[str, Any]:
+        dumped = self.params.model_dump(mode="json", exclude=set(self._slots))
+        for name, value in self.params:
+            if isinstance(value, SecretStr) and name in dumped:
+                if reveal_secrets:
+                    dumped[name] = value.get_secret_value()
+                else:
+                    del dumped[name]
+        return dumped
+
+    def to_config(self) -> dict[str, Any]:
+        """``{"component": name, "params": {...}}`` of the current tree. Secrets are left out."""
+        params = self._scalar_params()
+        for name, slot in self._slots.items():
+            value = getattr(self, name)
+            if slot.multiple:
+                params[name] = [child.to_config() for child in value]
+            else:
+                params[name] = value.to_config() if value is not None else None
+        return {"component": self.NAME, "params": params}
+
+    def render_representation(self, language: str | None = None) -> str:
+        """This instance's representation in ``language``, or its description when it has none."""
+        template = self.get_representation()
+        if template is None:
+            return self.DESCRIPTION.get(language)
+        return render(template.get(language), self.to_config())
+
+    def get_schema_summary_parameters(self) -> dict[str, Any]:
+        """Parameters for summaries and traces: scalars, and single nested components as their
+        own summaries. Secrets are left out."""
+        params = self._scalar_params()
+        for name, slot in self._slots.items():
+            value = getattr(self, name)
+            if not slot.multiple:
+                params[name] = value.get_schema_summary() if value is not None else None
+        return params
+
+    def get_schema_summary(self) -> dict[str, Any]:
+        """``{"class": name, "params": {...}, "children": [...]}``, recursively."""
+        children = [
+            child.get_schema_summary()
+            for name, slot in self._slots.items()
+            if slot.multiple
+            for child in getattr(self, name)
+        ]
+        return {"class": self.NAME, "params": self.get_schema_summary_parameters(), "children": children}
+
+    # -- life cycle -------------------------------------------------------------------------
+
+    def set_trace_params(self, raw_params: Mapping[str, Any]) -> None:
+        """Keep a deep copy of the parameters this instance was built from, for traces."""
+        self.trace_params = _without_secrets(copy.deepcopy(dict(raw_params)), self)
+
+    def inject_infra(self, **infra: Any) -> None:
+        """Receive run-time infrastructure (data directory, chunks, stores...). Components that
+        need some override this; the factory calls it for every node, children first."""
+
+    def init_model(self) -> None:
+        """Load heavy resources (models, indices). Called once, after ``inject_infra``."""
+
+    def close(self) -> None:
+        """Release resources; composites release their children too."""
+        for child in self.sub_components():
+            child.close()
+
+    # -- credentials ------------------------------------------------------------------------
+
+    def set_credential_resolver(self, resolver: CredentialResolver | None) -> None:
+        self._credential_resolver = resolver
+
+    def get_credential(self, name: str) -> ConfigObject:
+        """Resolve the credential component called ``name`` for this pipeline's owner."""
+        if self._credential_resolver is None:
+            raise CredentialError(f"{self.NAME} needs the credential {name!r}, but no credential store is available")
+        return self._credential_resolver(name)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._scalar_params()!r})"
+
+
+def _as_reference(value: Any) -> Any:
+    if isinstance(value, ConfigObject):
+        return value.to_config()
+    if isinstance(value, (list, tuple)):
+        return [_as_reference(item) for item in value]
+    return value
+
+
+def _without_secrets(params: dict[str, Any], component: ConfigObject) -> dict[str, Any]:
+    for name, value in component.params:
+        if isinstance(value, SecretStr):
+            params.pop(name, None)
+    return params

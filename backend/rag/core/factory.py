@@ -1,0 +1,52 @@
+"""Building a validated component tree and preparing it to run."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .component import ConfigObject, CredentialResolver
+from .registry import Registry
+from .registry import registry as default_registry
+from .validation import validate_or_raise
+
+
+def build(
+    config: Mapping[str, Any],
+    *,
+    kind: str | None = None,
+    registry: Registry | None = None,
+    infra: Mapping[str, Any] | None = None,
+    credentials: CredentialResolver | None = None,
+) -> ConfigObject:
+    """Validate ``config`` and build the component tree it describes, ready to run.
+
+    Every node is constructed, then prepared bottom-up: ``set_trace_params`` (with its
+    normalised parameters), ``inject_infra(**infra)``, ``init_model()``.
+
+    Raises
+    ------
+    ConfigValidationError
+        With every error of the tree and its JSON path; nothing is built.
+    """
+    registry = registry or default_registry
+    normalised = validate_or_raise(config, registry=registry, kind=kind)
+    root = registry.get(normalised["component"])(**normalised["params"])
+    prepare(root, infra=infra, credentials=credentials)
+    return root
+
+
+def prepare(
+    component: ConfigObject,
+    *,
+    infra: Mapping[str, Any] | None = None,
+    credentials: CredentialResolver | None = None,
+) -> ConfigObject:
+    """Prepare an already constructed tree, children before their parent."""
+    for child in component.sub_components():
+        prepare(child, infra=infra, credentials=credentials)
+    component.set_credential_resolver(credentials)
+    component.set_trace_params(component.to_config()["params"])
+    component.inject_infra(**dict(infra or {}))
+    component.init_model()
+    return component

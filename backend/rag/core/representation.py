@@ -1,0 +1,79 @@
+"""Rendering a component's representation template against its configuration.
+
+Templates use ``{param}`` and ``{nested.param}`` placeholders; ``{{`` and ``}}`` are literal
+braces. A value that cannot be found renders visibly as ``⟨name?⟩`` so a user sees what is
+missing; rendering never raises.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+_PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([^{}]*)\}")
+_MISSING = object()
+
+
+def placeholders(template: str) -> list[str]:
+    """The placeholder paths of ``template`` in order (``["top_k", "embedding_model.component"]``)."""
+    return [match.group(1).strip() for match in _PLACEHOLDER.finditer(template) if match.group(1) is not None]
+
+
+def _is_ref(value: Any) -> bool:
+    return isinstance(value, Mapping) and isinstance(value.get("component"), str)
+
+
+def resolve(config: Mapping[str, Any], path: str) -> Any:
+    """Look ``path`` up in a component reference; ``component`` names a reference's class and
+    other segments read its params (``params`` itself may be spelled out or skipped)."""
+    value: Any = config
+    for segment in path.split("."):
+        if _is_ref(value):
+            if segment == "component":
+                value = value["component"]
+                continue
+            value = value.get("params") or {}
+            if segment == "params":
+                continue
+        if isinstance(value, Mapping) and segment in value:
+            value = value[segment]
+        elif isinstance(value, list) and segment.isdigit() and int(segment) < len(value):
+            value = value[int(segment)]
+        else:
+            return _MISSING
+    return value
+
+
+def format_value(value: Any) -> str:
+    if _is_ref(value):
+        return value["component"]
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, list):
+        return ", ".join(format_value(item) for item in value)
+    if isinstance(value, Mapping):
+        return ", ".join(f"{key}={format_value(item)}" for key, item in value.items())
+    return str(value)
+
+
+def render(template: str, config: Mapping[str, Any]) -> str:
+    """Render ``template`` against ``config`` (a ``{"component", "params"}`` reference)."""
+
+    def substitute(match: re.Match[str]) -> str:
+        token = match.group(0)
+        if token == "{{":
+            return "{"
+        if token == "}}":
+            return "}"
+        path = match.group(1).strip()
+        if not path:
+            return "⟨?⟩"
+        value = resolve(config, path)
+        return f"⟨{path}?⟩" if value is _MISSING else format_value(value)
+
+    return _PLACEHOLDER.sub(substitute, template)

@@ -1,0 +1,17 @@
+"""Documents and chunks: records, parsers and chunkers."""
+
+from .errors import DocumentError, DocumentParseError
+from .models import Chunk, ChunksByDocument, SourceDocument
+from .parsers import ParsedDocument, ParseLimits, Section, parse_document
+
+__all__ = [
+    "Chunk",
+    "ChunksByDocument",
+    "DocumentError",
+    "DocumentParseError",
+    "ParseLimits",
+    "ParsedDocument",
+    "Section",
+    "SourceDocument",
+    "parse_document",
+]

@@ -1,0 +1,89 @@
+"""PDF through pypdf: one section per page that has text, with its 1-based page number."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from rag.core.i18n import gettext_noop
+
+from ..errors import DocumentParseError
+from .base import ParsedDocument, ParseLimits, Section, inline_text, normalize_text, short_detail
+from .detect import PDF
+
+
+def _damaged(error: BaseException) -> DocumentParseError:
+    return DocumentParseError(
+        gettext_noop("the PDF is damaged: {detail}"), code="damaged", context={"detail": short_detail(error)}
+    )
+
+
+def _open(data: bytes) -> tuple[Any, int]:
+    from pypdf import PdfReader
+    from pypdf.errors import DependencyError, FileNotDecryptedError
+
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        if reader.is_encrypted and not reader.decrypt(""):
+            raise DocumentParseError(
+                gettext_noop("the PDF is encrypted and no password was given"), code="encrypted"
+            )
+        return reader, len(reader.pages)
+    except DocumentParseError:
+        raise
+    except (DependencyError, NotImplementedError, FileNotDecryptedError) as error:
+        raise DocumentParseError(
+            gettext_noop("the PDF is encrypted in a way Trellis cannot open: {detail}"),
+            code="encrypted",
+            context={"detail": short_detail(error)},
+        ) from error
+    except Exception as error:  # pypdf raises many types on malformed input; all mean "damaged"
+        raise _damaged(error) from error
+
+
+def _title(reader: Any) -> str | None:
+    try:
+        title = reader.metadata.title if reader.metadata is not None else None
+    except Exception:  # a broken info dictionary should not cost the whole document
+        return None
+    return inline_text(title) if isinstance(title, str) and title.strip() else None
+
+
+def parse_pdf(data: bytes, limits: ParseLimits) -> ParsedDocument:
+    """Text of every page, page numbers kept.
+
+    Refuses an encrypted PDF that does not open with the empty password, a damaged one, one
+    with more than ``limits.max_pages`` pages, and one without extractable text (scans).
+    """
+    reader, page_count = _open(data)
+    if page_count > limits.max_pages:
+        raise DocumentParseError(
+            gettext_noop("the PDF has {pages:,} pages, more than the limit of {limit:,}"),
+            code="too_many_pages",
+            context={"pages": page_count, "limit": limits.max_pages},
+        )
+    title = _title(reader)
+    base = {"title": title} if title else {}
+    sections: list[Section] = []
+    characters = 0
+    for number in range(1, page_count + 1):
+        try:
+            raw = reader.pages[number - 1].extract_text()
+        except Exception as error:  # see _open: any failure here means a damaged page
+            raise DocumentParseError(
+                gettext_noop("the PDF is damaged: page {page} cannot be read ({detail})"),
+                code="damaged",
+                context={"page": number, "detail": short_detail(error)},
+            ) from error
+        text = normalize_text(raw or "")
+        if text:
+            characters += len(text)
+            limits.check_characters(characters)
+            sections.append(Section(text, {"page": number, **base}))
+    if not sections:
+        raise DocumentParseError(
+            gettext_noop("no text could be extracted (a scanned PDF needs OCR, which Trellis does not do)"),
+            code="no_text",
+        )
+    metadata: dict[str, Any] = {"page_count": page_count, **base}
+    return ParsedDocument(mime=PDF, sections=sections, metadata=metadata)

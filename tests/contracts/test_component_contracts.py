@@ -1,0 +1,82 @@
+"""The contract every registered component keeps. New components are covered automatically."""
+
+import json
+from typing import Any
+
+import jsonschema
+import pytest
+
+from rag.components import load_components
+from rag.core import LANGUAGES, ConfigObject, localize_schema, validate_or_raise
+from rag.core.params import I18N_KEY
+from rag.core.representation import placeholders
+
+pytestmark = pytest.mark.contracts
+
+registry = load_components()
+COMPONENTS = sorted(registry, key=lambda component: component.NAME)
+
+
+def example_params(component: type[ConfigObject]) -> dict[str, Any]:
+    """Parameters that construct ``component``: its declared example, or nothing (defaults)."""
+    return dict(getattr(component, "EXAMPLE_PARAMS", {}))
+
+
+def walk_properties(schema: dict[str, Any]):
+    for name, prop in (schema.get("properties") or {}).items():
+        yield name, prop
+
+
+def test_the_registry_is_frozen_and_not_empty():
+    assert registry.frozen
+    assert len(registry) > 0
+
+
+@pytest.mark.parametrize("component", COMPONENTS, ids=lambda component: component.NAME)
+class TestComponentContract:
+    def test_schema_is_valid_json_schema_in_every_language(self, component):
+        for language in LANGUAGES:
+            schema = localize_schema(component.get_schema(), language)
+            jsonschema.Draft202012Validator.check_schema(schema)
+            assert I18N_KEY not in json.dumps(schema)
+            assert schema["title"] == component.DISPLAY_NAME.get(language)
+
+    def test_every_parameter_has_a_title_and_description_in_every_language(self, component):
+        for name, prop in walk_properties(component.get_schema()):
+            texts = prop.get(I18N_KEY, {})
+            for key in ("title", "description"):
+                assert set(texts.get(key, {})) == set(LANGUAGES), f"{component.NAME}.{name} {key} lacks a language"
+
+    def test_default_or_example_params_validate_and_construct(self, component):
+        config = validate_or_raise({"component": component.NAME, "params": example_params(component)},
+                                   registry=registry)
+        jsonschema.validate(config["params"], localize_schema(component.get_schema(), "en"))
+        instance = component(**config["params"])
+        assert instance.params is not None
+
+    def test_config_round_trips_through_json(self, component):
+        instance = component(**example_params(component))
+        serialised = json.loads(json.dumps(instance.to_config()))
+        rebuilt = registry.get(serialised["component"])(**serialised["params"])
+        assert rebuilt.to_config() == instance.to_config()
+        json.dumps(instance.get_schema_summary())
+
+    def test_representation_renders_in_every_language_with_nothing_missing(self, component):
+        instance = component(**example_params(component))
+        for language in LANGUAGES:
+            rendered = instance.render_representation(language)
+            assert rendered.strip()
+            assert "⟨" not in rendered, f"{component.NAME} ({language}) rendered {rendered!r}"
+        template = component.get_representation()
+        if template is not None:
+            for language in LANGUAGES:
+                assert set(placeholders(template.get(language))) <= set(placeholders(template.get("en"))) | {
+                    "component"
+                }, f"{component.NAME}: the {language} template uses placeholders the English one does not"
+
+    def test_names_and_descriptions_ship_in_every_language(self, component):
+        for text in (component.DISPLAY_NAME, component.DESCRIPTION):
+            for language in LANGUAGES:
+                assert text.has(language) and text.get(language).strip()
+        metadata = component.get_metadata()
+        assert metadata["icon"] and metadata["category"] and metadata["kind"]
