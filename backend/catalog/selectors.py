@@ -94,7 +94,7 @@ def component_tree_validate(*, tree: Any, language: str | None, kind: str | None
     Representations use the catalog's templates, so an admin's edits show up here too.
     """
     registry = load_components()
-    config, errors = validate_tree(tree, registry=registry, kind=kind)
+    config, errors = validate_tree(tree, registry=registry, kind=kind, check_availability=True)
     if errors:
         return TreeValidation(
             valid=False,

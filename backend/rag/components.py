@@ -8,6 +8,11 @@ from .core.registry import Registry, registry
 
 COMPONENT_MODULES: tuple[str, ...] = (
     "rag.documents.chunkers",
+    "rag.embeddings",
+    "rag.retrievers.sparse",
+    "rag.retrievers.dense",
+    "rag.retrievers.composite",
+    "rag.retrievers.cross_encoder",
 )
 
 

@@ -49,8 +49,7 @@ class ConfigObject:
         from .validation import validate_params
 
         slots = component_slots(self.Params)
-        raw = {name: _as_reference(value) if name in slots else value for name, value in params.items()}
-        normalised, errors = validate_params(type(self), raw, registry=self.registry())
+        normalised, errors = validate_params(type(self), params, registry=self.registry())
         if errors:
             raise ConfigValidationError(errors)
         assert normalised is not None
@@ -131,6 +130,12 @@ class ConfigObject:
             raise ConfigValidationError(errors)
         assert normalised is not None
         return normalised
+
+    @classmethod
+    def availability_problem(cls, params: Mapping[str, Any]) -> str | None:
+        """None when a component with these (valid) ``params`` can run on this machine;
+        otherwise a sentence saying what to install or configure. Must not download or block."""
+        return None
 
     # -- serialisation ----------------------------------------------------------------------
 
@@ -222,14 +227,6 @@ class ConfigObject:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._scalar_params()!r})"
-
-
-def _as_reference(value: Any) -> Any:
-    if isinstance(value, ConfigObject):
-        return value.to_config()
-    if isinstance(value, (list, tuple)):
-        return [_as_reference(item) for item in value]
-    return value
 
 
 def _without_secrets(params: dict[str, Any], component: ConfigObject) -> dict[str, Any]:

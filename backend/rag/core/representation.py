@@ -1,8 +1,8 @@
 """Rendering a component's representation template against its configuration.
 
-Templates use ``{param}`` and ``{nested.param}`` placeholders; ``{{`` and ``}}`` are literal
-braces. A value that cannot be found renders visibly as ``⟨name?⟩`` so a user sees what is
-missing; rendering never raises.
+Templates use ``{param}`` and ``{nested.param}`` placeholders; ``{param|text}`` renders ``text``
+when the value is unset (None). ``{{`` and ``}}`` are literal braces. A value that cannot be
+found renders visibly as ``⟨name?⟩`` so a user sees what is missing; rendering never raises.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ _MISSING = object()
 
 def placeholders(template: str) -> list[str]:
     """The placeholder paths of ``template`` in order (``["top_k", "embedding_model.component"]``)."""
-    return [match.group(1).strip() for match in _PLACEHOLDER.finditer(template) if match.group(1) is not None]
+    return [match.group(1).split("|", 1)[0].strip() for match in _PLACEHOLDER.finditer(template)
+            if match.group(1) is not None]
 
 
 def _is_ref(value: Any) -> bool:
@@ -45,6 +46,15 @@ def resolve(config: Mapping[str, Any], path: str) -> Any:
     return value
 
 
+def _unset_ref(config: Mapping[str, Any], path: str) -> bool:
+    """Whether some segment of ``path`` is an unset (None) nested component."""
+    head = path.split(".")
+    for length in range(1, len(head)):
+        if resolve(config, ".".join(head[:length])) is None:
+            return True
+    return False
+
+
 def format_value(value: Any) -> str:
     if _is_ref(value):
         return value["component"]
@@ -70,10 +80,13 @@ def render(template: str, config: Mapping[str, Any]) -> str:
             return "{"
         if token == "}}":
             return "}"
-        path = match.group(1).strip()
+        path, has_fallback, fallback = match.group(1).partition("|")
+        path = path.strip()
         if not path:
             return "⟨?⟩"
         value = resolve(config, path)
+        if has_fallback and (value is None or value is _MISSING or _unset_ref(config, path)):
+            return fallback.strip()
         return f"⟨{path}?⟩" if value is _MISSING else format_value(value)
 
     return _PLACEHOLDER.sub(substitute, template)

@@ -131,16 +131,25 @@ def validate_params(
     registry: Registry,
     path: str = "params",
     depth: int = 0,
+    check_availability: bool = False,
 ) -> tuple[dict[str, Any] | None, list[FieldError]]:
     """Validate ``raw_params`` for ``component``; returns (normalised params or None, errors).
 
-    Normalised params carry every default, nested references normalised recursively.
+    Normalised params carry every default, nested references normalised recursively. With
+    ``check_availability``, components that cannot run here (a model with no local copy) are
+    errors too.
     """
     if not isinstance(raw_params, Mapping):
         return None, [FieldError(path, _MESSAGES["dict_type"], "dict_type")]
     slots = component_slots(component.Params)
     errors: list[FieldError] = []
     validated = None
+    # Components given already built (the Python API) were validated by their own constructor;
+    # they are checked for kind here and stand in as their configuration.
+    raw_params = {
+        name: (_as_config(value) if name in slots else value) for name, value in raw_params.items()
+    } | {"__built__": {name: value for name, value in raw_params.items() if name in slots}}
+    built = raw_params.pop("__built__")
     try:
         validated = component.Params.model_validate(dict(raw_params))
     except ValidationError as exc:
@@ -160,22 +169,33 @@ def validate_params(
             default = component.Params.model_fields[name].get_default(call_default_factory=True)
             value = _ref_as_json(default)
         slot_path = join_path(path, name)
+        given = built.get(name)
         if slot.multiple:
             if not isinstance(value, list):
                 continue
             items = []
             for index, item in enumerate(value):
+                instance = given[index] if isinstance(given, (list, tuple)) and index < len(given) else None
+                if _is_built(instance):
+                    errors.extend(_kind_errors(instance, slot.kind, join_path(slot_path, index)))
+                    items.append(item)
+                    continue
                 normalised, item_errors = validate_tree(
-                    item, registry=registry, kind=slot.kind, path=join_path(slot_path, index), depth=depth + 1
+                    item, registry=registry, kind=slot.kind, path=join_path(slot_path, index), depth=depth + 1,
+                    check_availability=check_availability,
                 )
                 errors.extend(item_errors)
                 items.append(normalised)
             nested[name] = items
         elif value is None:
             nested[name] = None
+        elif _is_built(given):
+            errors.extend(_kind_errors(given, slot.kind, slot_path))
+            nested[name] = value
         elif isinstance(value, Mapping):
             normalised, item_errors = validate_tree(
-                value, registry=registry, kind=slot.kind, path=slot_path, depth=depth + 1
+                value, registry=registry, kind=slot.kind, path=slot_path, depth=depth + 1,
+                check_availability=check_availability,
             )
             errors.extend(item_errors)
             nested[name] = normalised
@@ -186,6 +206,26 @@ def validate_params(
     params.update(_secret_values(validated))
     params.update(nested)
     return params, []
+
+
+def _is_built(value: Any) -> bool:
+    return hasattr(value, "to_config") and hasattr(value, "KIND")
+
+
+def _as_config(value: Any) -> Any:
+    if _is_built(value):
+        return value.to_config()
+    if isinstance(value, (list, tuple)):
+        return [_as_config(item) for item in value]
+    return value
+
+
+def _kind_errors(instance: Any, kind: str, path: str) -> list[FieldError]:
+    if instance.KIND == kind:
+        return []
+    return [FieldError(join_path(path, "component"),
+                       gettext_noop("expects a component of kind {expected}; {name} is of kind {kind}"),
+                       "wrong_kind", {"name": instance.NAME, "kind": instance.KIND, "expected": kind})]
 
 
 def _ref_as_json(value: Any) -> Any:
@@ -203,6 +243,7 @@ def validate_tree(
     kind: str | None = None,
     path: str = "",
     depth: int = 0,
+    check_availability: bool = False,
 ) -> tuple[dict[str, Any] | None, list[FieldError]]:
     """Validate a component reference; returns (normalised reference or None, errors)."""
     if depth > MAX_DEPTH:
@@ -241,17 +282,25 @@ def validate_tree(
         ))
         return None, errors
     params, param_errors = validate_params(
-        component, raw.get("params", {}), registry=registry, path=join_path(path, "params"), depth=depth
+        component, raw.get("params", {}), registry=registry, path=join_path(path, "params"), depth=depth,
+        check_availability=check_availability,
     )
     errors.extend(param_errors)
+    if not errors and check_availability:
+        problem = component.availability_problem(params)
+        if problem:
+            errors.append(FieldError(join_path(path, "component"), "{problem}", "unavailable", {"problem": problem}))
     if errors:
         return None, errors
     return {"component": name, "params": params}, []
 
 
-def validate_or_raise(raw: Any, *, registry: Registry, kind: str | None = None, path: str = "") -> dict[str, Any]:
+def validate_or_raise(
+    raw: Any, *, registry: Registry, kind: str | None = None, path: str = "", check_availability: bool = False
+) -> dict[str, Any]:
     """Like ``validate_tree`` but raises ``ConfigValidationError`` with every error."""
-    normalised, errors = validate_tree(raw, registry=registry, kind=kind, path=path)
+    normalised, errors = validate_tree(raw, registry=registry, kind=kind, path=path,
+                                       check_availability=check_availability)
     if errors:
         raise ConfigValidationError(errors)
     assert normalised is not None

@@ -47,6 +47,10 @@ class Encoder(Recording):
         batch_size: int = param(32, title=ml("Batch size"), ge=1, le=4096)
         device: Literal["CPU", "CUDA"] = param("CPU", title=ml("Device"))
 
+    @classmethod
+    def availability_problem(cls, params):
+        return "this machine has no CUDA device; choose CPU" if params["device"] == "CUDA" else None
+
 
 @registry.register
 class Keyword(Recording):

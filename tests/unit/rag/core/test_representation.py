@@ -53,3 +53,11 @@ def test_unbalanced_braces_are_left_as_text():
 
 def test_placeholders_lists_paths_in_order():
     assert placeholders("{a} and {b.c} {{x}}") == ["a", "b.c"]
+
+
+def test_a_fallback_text_stands_in_for_an_unset_value_or_nested_component():
+    config = {"component": "Dense", "params": {"top_k": 3, "embedding_model": None, "note": None}}
+    assert render("{embedding_model.component|KB model} · {note|none} · {top_k|?}", config) == "KB model · none · 3"
+    config["params"]["embedding_model"] = {"component": "Encoder", "params": {}}
+    assert render("{embedding_model.component|KB model}", config) == "Encoder"
+    assert placeholders("{embedding_model.component|KB model}") == ["embedding_model.component"]

@@ -108,3 +108,12 @@ def test_secret_values_are_kept_for_building_but_typed_strictly():
     assert config["params"]["api_key"] == "sk-123"
     _, errors = validate_tree({"component": "ApiKey", "params": {}}, registry=registry)
     assert [(error.path, error.message) for error in errors] == [("params.api_key", "is required")]
+
+
+def test_availability_is_checked_only_when_asked_and_reported_at_the_component():
+    tree = {"component": "Semantic", "params": {"encoder": {"component": "Encoder", "params": {"device": "CUDA"}}}}
+    assert validate_tree(tree, registry=registry)[1] == []
+    _, errors = validate_tree(tree, registry=registry, check_availability=True)
+    assert [(error.path, error.code, error.message) for error in errors] == [
+        ("params.encoder.component", "unavailable", "this machine has no CUDA device; choose CPU")
+    ]

@@ -1,0 +1,159 @@
+"""``SentenceTransformerCrossEncoderRetriever``: re-score a child's candidates pair by pair."""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from rag.core import ComponentRef, TrellisError, children_param, ml, param, ref, register
+from rag.tracing import TraceNode
+
+from ..base import CompositeRetriever, Hit, RetrieverParams
+
+DEFAULT_MODEL = "cross-encoder/ms-marco-MiniLM-L-6-v2"
+_models: dict[tuple[str, str], Any] = {}
+_models_lock = threading.Lock()
+
+
+def cross_encoder_problem(model_name: str) -> str | None:
+    """None when ``model_name`` (a local directory or a hub name) has a local copy; otherwise
+    what to do about it. Looks only at the disk: never downloads."""
+    path = Path(model_name).expanduser()
+    if path.is_dir():
+        return None if (path / "config.json").is_file() else (
+            f"{model_name} is a directory without config.json; point model_name at a saved cross-encoder"
+        )
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        cached = try_to_load_from_cache(model_name, "config.json")
+    except Exception:
+        cached = None
+    if isinstance(cached, str):
+        return None
+    return (
+        f"the cross-encoder {model_name} has no local copy (no package ships cross-encoder weights). "
+        f"On a machine with network run `huggingface-cli download {model_name}` and copy the Hugging Face "
+        f"cache here, or set model_name to a local directory holding the model"
+    )
+
+
+def _sigmoid(value: float) -> float:
+    if value >= 0:
+        return 1.0 / (1.0 + math.exp(-value))
+    exponential = math.exp(value)
+    return exponential / (1.0 + exponential)
+
+
+@register
+class SentenceTransformerCrossEncoderRetriever(CompositeRetriever):
+    """Asks its one child for candidates (the child's own ``top_k`` sets how many), scores each
+    (question, chunk) pair with a cross-encoder, and keeps the best ``top_k``.
+
+    Scores are ``sigmoid(logit)`` in (0, 1); ``score_chunks`` distances are ``1 - sigmoid``.
+    """
+
+    CATEGORY = "re-ranking"
+    ICON = "list-ordered"
+    DISPLAY_NAME = ml("Cross-encoder re-ranker", "Reordenador cross-encoder", "交叉編碼器重新排序")
+    DESCRIPTION = ml(
+        "Reads the question and each candidate chunk together with a cross-encoder model and "
+        "re-orders the candidates by relevance; slower than retrieval, usually more precise.",
+        "Lee la pregunta junto con cada fragmento candidato mediante un modelo cross-encoder y "
+        "reordena los candidatos por relevancia; más lento que recuperar, normalmente más preciso.",
+        "以交叉編碼器模型同時讀取問題與每個候選區塊，依相關性重新排序；比檢索慢，但通常更精確。",
+    )
+    REPRESENTATION = ml(
+        "Cross-encoder · {model_name} · keep {top_k}",
+        "Cross-encoder · {model_name} · conserva {top_k}",
+        "交叉編碼器 · {model_name} · 保留 {top_k}",
+    )
+
+    class Params(RetrieverParams):
+        children: list[ComponentRef] = children_param(
+            "retriever",
+            min_children=1,
+            max_children=1,
+            default=[ref("EnsembleRetriever")],
+            title=ml("Candidate retriever", "Recuperador de candidatos", "候選檢索器"),
+            description=ml(
+                "Exactly one child; its own top_k sets how many candidates are re-ranked.",
+                "Exactamente un hijo; su propio top_k fija cuántos candidatos se reordenan.",
+                "恰好一個子檢索器；其 top_k 決定要重新排序的候選數量。",
+            ),
+        )
+        model_name: str = param(
+            DEFAULT_MODEL, min_length=1, max_length=500,
+            title=ml("Model", "Modelo", "模型"),
+            description=ml(
+                "A Hugging Face cross-encoder name with a local copy, or a local directory.",
+                "Un cross-encoder de Hugging Face con copia local, o un directorio local.",
+                "已有本機副本的 Hugging Face 交叉編碼器名稱，或本機目錄。",
+            ),
+        )
+        top_k: int = param(
+            5, ge=1, le=1000,
+            title=ml("Keep", "Conservar", "保留數"),
+            description=ml("How many re-ranked chunks to keep.", "Cuántos fragmentos reordenados conservar.",
+                           "重新排序後要保留的區塊數。"),
+        )
+        batch_size: int = param(
+            32, ge=1, le=1024,
+            title=ml("Batch size", "Tamaño de lote", "批次大小"),
+            description=ml("Pairs scored per batch.", "Pares puntuados por lote.", "每批評分的配對數。"),
+        )
+        device: Literal["CPU", "CUDA"] = param(
+            "CPU",
+            title=ml("Device", "Dispositivo", "裝置"),
+            description=ml("Where the model runs.", "Dónde se ejecuta el modelo.", "模型執行的位置。"),
+        )
+
+    @classmethod
+    def availability_problem(cls, params: Any) -> str | None:
+        return cross_encoder_problem(params["model_name"])
+
+    def init_model(self) -> None:
+        self._model()
+
+    def _model(self) -> Any:
+        key = (self.params.model_name, self.params.device)
+        with _models_lock:
+            if key not in _models:
+                problem = cross_encoder_problem(self.params.model_name)
+                if problem:
+                    raise TrellisError(problem)
+                from sentence_transformers import CrossEncoder
+
+                _models[key] = CrossEncoder(self.params.model_name, device=self.params.device.lower())
+            return _models[key]
+
+    def _logits(self, query: str, texts: Sequence[str]) -> list[float]:
+        if not texts:
+            return []
+        import torch
+
+        # Raw logits: the sigmoid is applied here so scores and distances agree exactly.
+        scores = self._model().predict([(query, text) for text in texts], batch_size=self.params.batch_size,
+                                       activation_fn=torch.nn.Identity(), convert_to_numpy=True,
+                                       show_progress_bar=False)
+        return [float(score) for score in scores.reshape(len(texts), -1)[:, 0]]
+
+    def _search(self, query: str, top_k: int, node: TraceNode) -> list[Hit]:
+        candidates, child_node = self.children[0].search(query)
+        node.children = [child_node]
+        logits = self._logits(query, [hit.chunk.text for hit in candidates])
+        rescored = [Hit(hit.chunk, _sigmoid(logit), ({"child": 0, "rank": rank, "score": hit.score},))
+                    for rank, (hit, logit) in enumerate(zip(candidates, logits, strict=True), start=1)]
+        rescored.sort(key=lambda hit: -hit.score)
+        return rescored[:top_k]
+
+    def score_chunks(self, chunk_ids: Sequence[int], query: str) -> list[tuple[int, float]]:
+        chunks = self.chunks_by_id or self.children[0].chunks_by_id
+        known = [int(chunk_id) for chunk_id in chunk_ids if int(chunk_id) in chunks]
+        logits = self._logits(query, [chunks[chunk_id].text for chunk_id in known])
+        distances = {chunk_id: 1.0 - _sigmoid(logit) for chunk_id, logit in zip(known, logits, strict=True)}
+        return sorted(((int(chunk_id), distances.get(int(chunk_id), float("inf"))) for chunk_id in chunk_ids),
+                      key=lambda pair: pair[1])

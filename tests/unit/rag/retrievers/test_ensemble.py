@@ -1,0 +1,103 @@
+import pytest
+
+from rag.core import ConfigValidationError
+from rag.documents.models import Chunk
+from rag.retrievers import Hit, RetrievalError
+from rag.retrievers.composite import EnsembleRetriever, reciprocal_rank_fusion, weighted_fusion
+
+from .fixed_retriever import FixedRetriever, make_documents
+
+pytestmark = pytest.mark.unit
+
+
+def hits(*ids_and_scores):
+    return [Hit(Chunk(chunk_id, 1, chunk_id, f"c{chunk_id}"), score) for chunk_id, score in ids_and_scores]
+
+
+def test_rrf_matches_the_hand_computed_example():
+    # child 0 ranks a, b, c; child 1 ranks c, a, d. With k = 60:
+    # a = 1/61 + 1/62, c = 1/63 + 1/61, b = 1/62, d = 1/63.
+    fused = reciprocal_rank_fusion([hits((1, 9.0), (2, 8.0), (3, 7.0)), hits((3, 0.9), (1, 0.8), (4, 0.7))], k=60)
+    assert [hit.chunk.id for hit in fused] == [1, 3, 2, 4]
+    assert fused[0].score == pytest.approx(1 / 61 + 1 / 62)
+    assert fused[1].score == pytest.approx(1 / 63 + 1 / 61)
+    assert fused[3].score == pytest.approx(1 / 63)
+    assert fused[0].sources == ({"child": 0, "rank": 1, "score": 9.0}, {"child": 1, "rank": 2, "score": 0.8})
+
+
+def test_rrf_ties_keep_first_seen_order_and_k_changes_the_weights():
+    fused = reciprocal_rank_fusion([hits((1, 1.0)), hits((2, 1.0))], k=1)
+    assert [hit.chunk.id for hit in fused] == [1, 2]
+    assert fused[0].score == pytest.approx(0.5)
+
+
+def test_weighted_fusion_min_max_normalises_each_child():
+    # child 0: 10 → 1, 5 → 0.5, 0 → 0; child 1: 0.2 → 0, 0.6 → 1. Weights 1 and 2.
+    fused = weighted_fusion([hits((1, 10.0), (2, 5.0), (3, 0.0)), hits((3, 0.6), (2, 0.2))], [1.0, 2.0])
+    scores = {hit.chunk.id: hit.score for hit in fused}
+    assert scores == pytest.approx({1: 1.0, 2: 0.5, 3: 2.0})
+    assert [hit.chunk.id for hit in fused] == [3, 1, 2]
+
+
+def test_a_child_with_equal_scores_normalises_to_one():
+    assert [hit.score for hit in weighted_fusion([hits((1, 3.0), (2, 3.0))], [0.5])] == [0.5, 0.5]
+
+
+def ensemble(*plans, **params):
+    children = []
+    for plan in plans:
+        child = FixedRetriever()
+        child.plan(*plan)
+        children.append(child)
+    fusion = EnsembleRetriever(children=children, **params)
+    documents = make_documents(10, 10)
+    for retriever in [fusion, *children]:
+        retriever.inject_infra(chunks=documents)
+    return fusion
+
+
+def test_fusion_dedups_by_chunk_and_nests_child_trace_nodes():
+    fusion = ensemble([(1, 0), (1, 1), (2, 0)], [(2, 0), (1, 0)], top_k=2)
+    chunks, node = fusion.retrieve("q")
+    assert [chunk.id for chunk in chunks] == [100, 200]
+    trace = node.to_dict()
+    assert trace["class"] == "EnsembleRetriever" and trace["id"] == "n1"
+    assert [child["class"] for child in trace["children"]] == ["FixedRetriever", "FixedRetriever"]
+    assert sorted(child["id"] for child in trace["children"]) == ["n2", "n3"]
+    assert set(trace) == {"id", "class", "params", "query", "top_k", "elapsed_ms", "results", "children", "rounds",
+                          "error"}
+    assert trace["results"][0]["sources"] == [{"child": 0, "rank": 1, "score": 1.0}, {"child": 1, "rank": 2, "score": 0.5}]
+
+
+def test_a_failing_child_is_recorded_and_the_others_still_answer():
+    fusion = ensemble([(1, 0)], [(9, 9)])  # document 9 does not exist: the child raises
+    chunks, node = fusion.retrieve("q")
+    assert [chunk.id for chunk in chunks] == [100]
+    assert node.children[1].error and node.children[0].error is None
+
+
+def test_when_every_child_fails_the_fusion_fails_with_its_trace():
+    fusion = ensemble([(9, 9)], [(8, 8)])
+    with pytest.raises(RetrievalError) as failure:
+        fusion.retrieve("q")
+    assert failure.value.node.error == "every child retriever failed"
+    assert len(failure.value.node.children) == 2
+
+
+def test_weights_must_fit_the_children():
+    with pytest.raises(ConfigValidationError, match="weights has 1 value"):
+        EnsembleRetriever(fusion="weighted", weights=[1.0])
+    with pytest.raises(ConfigValidationError, match=r"params.children: takes at least 2"):
+        EnsembleRetriever(children=[{"component": "BM25Retriever"}])
+
+
+def test_close_releases_every_child_and_children_are_copied_out():
+    fusion = ensemble([(1, 0)], [(1, 1)])
+    closed = []
+    for child in fusion.children:
+        child.close = lambda child=child: closed.append(child)
+    copy = fusion.get_children()
+    copy.pop()
+    assert len(fusion.children) == 2
+    fusion.close()
+    assert closed == fusion.children
