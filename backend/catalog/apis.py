@@ -98,12 +98,12 @@ class ComponentValidateApi(APIView):
 
     permission_classes = [AllowAny]
 
-    @extend_schema_serializer(component_name="ComponentTreeValidationRequest")
+    @extend_schema_serializer(component_name="ComponentTreeValidation")
     class InputSerializer(serializers.Serializer):
         tree = serializers.JSONField(help_text='A component reference: {"component": name, "params": {...}}.')
         kind = serializers.ChoiceField(choices=KINDS, required=False, help_text="The kind the root must have.")
 
-    @extend_schema_serializer(component_name="ComponentTreeValidation")
+    @extend_schema_serializer(component_name="ComponentTreeValidationResult")
     class OutputSerializer(serializers.Serializer):
         valid = serializers.BooleanField()
         config = serializers.JSONField(help_text="The tree normalised, every default filled.")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.utils import translation as django_translation
 
+from config.i18n import translate
 from rag.components import load_components
 from rag.core import FieldError, localize_schema, normalize_language, render_representation, validate_tree
 from rag.core.tree import iter_nodes
@@ -80,12 +80,7 @@ class TreeValidation:
 
 def localize_field_error(error: FieldError, language: str | None) -> str:
     """``error``'s message in ``language``, through the gettext catalogues."""
-    with django_translation.override(normalize_language(language).lower()):
-        template = django_translation.gettext(error.template)
-    try:
-        return template.format(**error.context)
-    except (KeyError, IndexError, ValueError):
-        return error.message
+    return translate(error.template, error.context, language, fallback=error.message)
 
 
 def component_tree_validate(*, tree: Any, language: str | None, kind: str | None = None) -> TreeValidation:

@@ -13,7 +13,14 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
+from django.conf import settings  # noqa: E402
+
 from config.routing import websocket_urlpatterns  # noqa: E402
+from jobs import recover_interrupted_work  # noqa: E402
+
+if settings.TRELLIS_JOBS_BACKEND == "threads":
+    # The embedded server runs the jobs itself: whatever a crash interrupted starts again here.
+    recover_interrupted_work()
 
 application = ProtocolTypeRouter(
     {

@@ -1,3 +1,7 @@
 """Websocket routes of every app, gathered for the ASGI router."""
 
-websocket_urlpatterns: list = []
+from knowledge.routing import websocket_urlpatterns as knowledge_websocket_urlpatterns
+
+websocket_urlpatterns: list = [
+    *knowledge_websocket_urlpatterns,
+]

@@ -4,7 +4,9 @@ switched on by its variable and off by default."""
 
 from __future__ import annotations
 
+import base64
 import os
+import sys
 from pathlib import Path
 
 import dj_database_url
@@ -60,6 +62,35 @@ if not SECRET_KEY:
 DATA_DIR = Path(_env_str("TRELLIS_DATA_DIR") or BASE_DIR / "var").resolve()
 DATA_DIR.mkdir(parents=True, exist_ok=True)
 
+
+
+def _new_private_key_file(path: Path) -> None:
+    try:  # O_EXCL: when two processes start at once, the first one's key is kept
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return
+    with os.fdopen(descriptor, "w") as key_file:
+        key_file.write(base64.urlsafe_b64encode(os.urandom(32)).decode("ascii") + "\n")
+
+
+# Stored credentials are encrypted with this Fernet key: the environment's, else the data
+# directory's credentials.key (made by `make run`; DEBUG and tests make it themselves).
+TRELLIS_CREDENTIALS_KEY = _env_str("TRELLIS_CREDENTIALS_KEY")
+TRELLIS_CREDENTIALS_KEY_FILE = None if TRELLIS_CREDENTIALS_KEY else DATA_DIR / "credentials.key"
+if TRELLIS_CREDENTIALS_KEY_FILE is not None:
+    if DEBUG or "pytest" in sys.modules:
+        _new_private_key_file(TRELLIS_CREDENTIALS_KEY_FILE)
+    if TRELLIS_CREDENTIALS_KEY_FILE.exists():
+        TRELLIS_CREDENTIALS_KEY = TRELLIS_CREDENTIALS_KEY_FILE.read_text().strip()
+if not TRELLIS_CREDENTIALS_KEY:
+    raise ImproperlyConfigured(
+        f"TRELLIS_CREDENTIALS_KEY is not set and {TRELLIS_CREDENTIALS_KEY_FILE} does not exist. Trellis encrypts "
+        "stored credentials with this key and refuses to start in production (DEBUG off) without it: set "
+        "TRELLIS_CREDENTIALS_KEY to a Fernet key (`make run` generates one into the data directory), or set "
+        "DEBUG=1 for local development."
+    )
+TRELLIS_CREDENTIALS_OLD_KEYS = _env_list("TRELLIS_CREDENTIALS_OLD_KEYS", [])  # keys it replaced, while rotating
+
 ALLOWED_HOSTS = _env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = _env_list("CSRF_TRUSTED_ORIGINS", [])
 
@@ -77,7 +108,10 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "channels",
+    "jobs",
     "catalog",
+    "knowledge",
+    "credentials",
     "web",
 ]
 
@@ -127,6 +161,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=10000;",
         "transaction_mode": "IMMEDIATE",
     }
+    # Background jobs run on threads beside the request; Django's default shared-cache in-memory
+    # test database locks them out, so tests use a file in the (per-run) data directory.
+    DATABASES["default"]["TEST"] = {"NAME": str(DATA_DIR / "test-database.sqlite3")}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -140,6 +177,23 @@ else:
 
 CHROMA_URL = _env_str("CHROMA_URL") or None
 CHROMA_PATH = DATA_DIR / "chroma"
+
+# Background jobs: a thread pool in the server process, or Celery workers once Redis is there.
+TRELLIS_JOBS_BACKEND = _env_str("TRELLIS_JOBS_BACKEND") or ("celery" if REDIS_URL else "threads")
+if TRELLIS_JOBS_BACKEND not in ("threads", "celery"):
+    raise ImproperlyConfigured(f"TRELLIS_JOBS_BACKEND={TRELLIS_JOBS_BACKEND!r}: use threads or celery")
+TRELLIS_JOB_WORKERS = _env_int("TRELLIS_JOB_WORKERS", 2)
+CELERY_BROKER_URL = REDIS_URL
+CELERY_RESULT_BACKEND = REDIS_URL
+CELERY_TASK_ACKS_LATE = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+
+# Limits on what users may upload; each refusal names the limit.
+TRELLIS_MAX_UPLOAD_BYTES = _env_int("TRELLIS_MAX_UPLOAD_MB", 50) * 1024 * 1024
+TRELLIS_MAX_PAGES = _env_int("TRELLIS_MAX_PAGES", 2000)
+TRELLIS_MAX_CHARACTERS = _env_int("TRELLIS_MAX_CHARACTERS", 20_000_000)
+TRELLIS_MAX_CHUNKS_PER_DOCUMENT = _env_int("TRELLIS_MAX_CHUNKS_PER_DOCUMENT", 50_000)
+DATA_UPLOAD_MAX_NUMBER_FILES = _env_int("TRELLIS_MAX_FILES_PER_UPLOAD", 100)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -193,6 +247,12 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "DocumentStatusEnum": "knowledge.models.Document.Status",
+        "VectorIndexStatusEnum": "knowledge.models.VectorIndex.Status",
+        "KnowledgeBaseLanguageEnum": "knowledge.models.KnowledgeBase.Language",
+        "ComponentKindEnum": "rag.core.registry.KINDS",
+    },
 }
 
 LOGGING = {

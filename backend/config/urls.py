@@ -4,6 +4,8 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 
 api_v1 = [
     path("", include("catalog.urls")),
+    path("", include("knowledge.urls")),
+    path("", include("credentials.urls")),
 ]
 
 urlpatterns = [

@@ -7,12 +7,16 @@ import importlib
 from .core.registry import Registry, registry
 
 COMPONENT_MODULES: tuple[str, ...] = (
+    "rag.credentials",
     "rag.documents.chunkers",
     "rag.embeddings",
+    "rag.llms",
+    "rag.prompts",
     "rag.retrievers.sparse",
     "rag.retrievers.dense",
     "rag.retrievers.composite",
     "rag.retrievers.cross_encoder",
+    "rag.retrievers.llm_rerank",
 )
 
 

@@ -20,7 +20,8 @@ PRINT_SETTINGS = (
 
 
 def run_with(env: dict[str, str], code: str = PRINT_SETTINGS) -> subprocess.CompletedProcess:
-    base = {"PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT / "backend"), "DJANGO_SETTINGS_MODULE": "config.settings"}
+    base = {"PATH": os.environ["PATH"], "PYTHONPATH": str(ROOT / "backend"), "DJANGO_SETTINGS_MODULE": "config.settings",
+            "TRELLIS_CREDENTIALS_KEY": "A" * 43 + "="}
     return subprocess.run([sys.executable, "-c", code], env={**base, **env}, cwd=ROOT, capture_output=True,
                           text=True, timeout=120)
 
@@ -28,7 +29,8 @@ def run_with(env: dict[str, str], code: str = PRINT_SETTINGS) -> subprocess.Comp
 def test_production_start_without_a_secret_key_refuses_with_a_clear_message(tmp_path):
     result = subprocess.run(
         [sys.executable, "manage.py", "check"],
-        env={"PATH": os.environ["PATH"], "TRELLIS_DATA_DIR": str(tmp_path), "DEBUG": "0"},
+        env={"PATH": os.environ["PATH"], "TRELLIS_DATA_DIR": str(tmp_path), "DEBUG": "0",
+             "TRELLIS_CREDENTIALS_KEY": "A" * 43 + "="},
         cwd=ROOT, capture_output=True, text=True, timeout=120,
     )
     assert result.returncode != 0
@@ -65,3 +67,13 @@ def test_a_malformed_boolean_is_refused_by_name(tmp_path):
     result = run_with({"SECRET_KEY": "x", "TRELLIS_DATA_DIR": str(tmp_path), "DEBUG": "maybe"})
     assert result.returncode != 0
     assert "DEBUG='maybe' is not a boolean" in result.stderr
+
+
+def test_production_start_without_a_credentials_key_refuses_with_a_clear_message(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        env={"PATH": os.environ["PATH"], "TRELLIS_DATA_DIR": str(tmp_path), "DEBUG": "0", "SECRET_KEY": "x"},
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode != 0
+    assert "TRELLIS_CREDENTIALS_KEY is not set" in result.stderr

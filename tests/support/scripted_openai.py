@@ -280,3 +280,38 @@ def _handler_for(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 pass  # the client gave up (a timeout test); nothing left to answer
 
     return Handler
+
+
+def chat_response(content: str, *, model: str = MODEL_NAME) -> dict[str, Any]:
+    """A ``chat.completion`` whose message is ``content``."""
+    return {
+        "id": "chatcmpl-scripted", "object": "chat.completion", "created": 0, "model": model,
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }
+
+
+def tool_call_response(name: str, arguments: Any, *, model: str = MODEL_NAME) -> dict[str, Any]:
+    """A ``chat.completion`` calling tool ``name``; ``arguments`` is sent as given when it is a
+    string (so tests can send malformed JSON), else JSON-encoded."""
+    encoded = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    return {
+        "id": "chatcmpl-scripted", "object": "chat.completion", "created": 0, "model": model,
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+            "role": "assistant", "content": None,
+            "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": name, "arguments": encoded}}],
+        }}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }
+
+
+def chat_stream(deltas: list[str], *, model: str = MODEL_NAME, done: bool = True,
+                interval: float = 0.0) -> ScriptedStream:
+    """A streamed answer made of ``deltas``."""
+    chunks = [{"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": 0, "model": model,
+               "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]}]
+    chunks += [{"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": 0, "model": model,
+                "choices": [{"index": 0, "delta": {"content": delta}, "finish_reason": None}]} for delta in deltas]
+    chunks.append({"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": 0, "model": model,
+                   "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    return ScriptedStream(chunks, done=done, interval=interval)

@@ -74,10 +74,19 @@ class ConfigObject:
 
     @classmethod
     def registry(cls) -> Registry:
-        """The registry this component was registered in (the global one for shipped components)."""
+        """The registry this component was registered in (the global one for shipped components).
+
+        The global registry is completed on first use, so nested references to components of
+        modules nobody imported yet (``{"component": "AllMiniLML6V2Embedding"}``) resolve.
+        """
         from .registry import registry as default_registry
 
-        return cls.__dict__.get("_registry") or default_registry
+        own = cls.__dict__.get("_registry") or default_registry
+        if own is default_registry and not default_registry.frozen:
+            from rag.components import load_components
+
+            load_components()
+        return own
 
     def _instantiate(self, reference: Mapping[str, Any] | None) -> ConfigObject | None:
         if reference is None:
@@ -226,6 +235,8 @@ class ConfigObject:
         return self._credential_resolver(name)
 
     def __repr__(self) -> str:
+        if not hasattr(self, "params"):
+            return f"<{type(self).__name__}, not constructed>"
         return f"{type(self).__name__}({self._scalar_params()!r})"
 
 

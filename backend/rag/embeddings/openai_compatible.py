@@ -6,7 +6,8 @@ import threading
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
-from rag.core import CredentialError, ml, param, register
+from rag.clients.openai_api import NO_KEY, make_client, readable_errors, resolve_api_key
+from rag.core import ml, param, register
 
 from .base import EmbeddingError, EmbeddingModel, EmbeddingParams, normalise, slug
 
@@ -16,7 +17,6 @@ if TYPE_CHECKING:
 # Sizes OpenAI documents for its models, so that `dimension` needs no request for them.
 KNOWN_DIMENSIONS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "text-embedding-ada-002": 1536}
 KNOWN_MAX_TOKENS = {"text-embedding-3-small": 8191, "text-embedding-3-large": 8191, "text-embedding-ada-002": 8191}
-NO_KEY = "not-needed"
 
 
 @register
@@ -173,11 +173,9 @@ class OpenAICompatibleEmbedding(EmbeddingModel):
         with self._client_lock:
             if self._client is not None:
                 return
-            from openai import OpenAI
-
-            self._api_key = self._resolve_api_key()
-            self._client = OpenAI(base_url=self.params.base_url, api_key=self._api_key,
-                                  timeout=self.params.timeout, max_retries=2)
+            self._api_key = resolve_api_key(self, self.params.credential)
+            self._client = make_client(base_url=self.params.base_url, api_key=self._api_key,
+                                       timeout=self.params.timeout)
 
     def close(self) -> None:
         with self._client_lock:
@@ -185,18 +183,6 @@ class OpenAICompatibleEmbedding(EmbeddingModel):
                 self._client.close()
                 self._client = None
         super().close()
-
-    def _resolve_api_key(self) -> str:
-        name = self.params.credential
-        if name is None:
-            return NO_KEY
-        secret = getattr(self.get_credential(name).params, "api_key", None)
-        if secret is None:
-            raise CredentialError(f"the credential {name!r} has no api_key")
-        key = secret.get_secret_value() if hasattr(secret, "get_secret_value") else str(secret)
-        if not key:
-            raise CredentialError(f"the credential {name!r} has an empty api_key")
-        return key
 
     # -- embedding --------------------------------------------------------------------------
 
@@ -214,25 +200,15 @@ class OpenAICompatibleEmbedding(EmbeddingModel):
 
     def _request(self, batch: list[str]) -> np.ndarray:
         import numpy as np
-        import openai
 
         options: dict[str, Any] = {}
         if self.params.dimensions is not None:
             options["dimensions"] = self.params.dimensions
         where = f"{self.params.base_url} (model {self.params.model})"
-        try:
+        with readable_errors(where, api_key=self._api_key, timeout=self.params.timeout, error=EmbeddingError):
             # Floats rather than the client's default base64: not every compatible server knows base64.
             response = self._client.embeddings.create(model=self.params.model, input=batch,
                                                       encoding_format="float", **options)
-        except openai.APIStatusError as exc:
-            raise EmbeddingError(f"{where} answered HTTP {exc.status_code}: {self._server_message(exc)}",
-                                 status=exc.status_code) from None
-        except openai.APITimeoutError:
-            raise EmbeddingError(f"{where} did not answer within {self.params.timeout:g} s") from None
-        except openai.APIConnectionError as exc:
-            raise EmbeddingError(f"could not reach {where}: {self._scrub(str(exc.__cause__ or exc))}") from None
-        except openai.OpenAIError as exc:
-            raise EmbeddingError(f"{where} gave an unusable answer: {self._scrub(str(exc))}") from None
         items = sorted(response.data, key=lambda item: item.index)
         if [item.index for item in items] != list(range(len(batch))):
             raise EmbeddingError(f"{where} returned embeddings for indices {[item.index for item in items]} "
@@ -243,20 +219,3 @@ class OpenAICompatibleEmbedding(EmbeddingModel):
             raise EmbeddingError(f"{where} returned {vectors.shape[1]}-dimensional vectors, "
                                  f"but {expected} dimensions were asked for")
         return vectors
-
-    def _server_message(self, exc: Any) -> str:
-        body = exc.body
-        message = None
-        if isinstance(body, dict):
-            error = body.get("error", body)
-            message = error.get("message") if isinstance(error, dict) else error
-        if not message:
-            text = exc.response.text if exc.response is not None else ""
-            message = text.strip()[:500] or "no message"
-        return self._scrub(str(message))
-
-    def _scrub(self, text: str) -> str:
-        """``text`` with the API key removed, in case a server echoes it."""
-        if self._api_key and self._api_key != NO_KEY:
-            text = text.replace(self._api_key, "***")
-        return text

@@ -310,3 +310,12 @@ class CompositeRetriever(BaseRetriever):
         """A copy of the children list; changing it does not change the retriever."""
         return list(self.children)
 
+    def score_chunks(self, chunk_ids: Sequence[int], query: str) -> list[tuple[int, float]]:
+        """The mean of the children's distances."""
+        totals = {int(chunk_id): 0.0 for chunk_id in chunk_ids}
+        for child in self.children:
+            for chunk_id, distance in child.score_chunks(chunk_ids, query):
+                totals[chunk_id] += distance
+        return sorted(((chunk_id, total / len(self.children)) for chunk_id, total in totals.items()),
+                      key=lambda pair: pair[1])
+

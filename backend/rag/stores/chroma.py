@@ -70,6 +70,10 @@ class VectorCollection:
                 metadatas=[_clean_metadata(metadata) for metadata in metadatas[start:stop]],
             )
 
+    def delete_chunks(self, chunk_ids: Sequence[int]) -> None:
+        if chunk_ids:
+            self._collection.delete(ids=[str(chunk_id) for chunk_id in chunk_ids])
+
     def delete_documents(self, document_ids: Sequence[int]) -> None:
         if document_ids:
             self._collection.delete(where={"document_id": {"$in": [int(i) for i in document_ids]}})

@@ -31,7 +31,8 @@ class TraceNode:
     children: list[TraceNode] = field(default_factory=list)
     rounds: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
-    notes: list[str] = field(default_factory=list)
+    details: dict[str, Any] = field(default_factory=dict)
+    """Component-specific facts (an LLM's attempts, a fallback taken), shown by the trace view."""
 
     def to_dict(self) -> dict[str, Any]:
         data = {
@@ -46,8 +47,8 @@ class TraceNode:
             "rounds": self.rounds,
             "error": self.error,
         }
-        if self.notes:
-            data["notes"] = self.notes
+        if self.details:
+            data["details"] = self.details
         return data
 
 
@@ -64,10 +65,16 @@ class TraceRecorder:
         self._on_round = on_round
         self._counter = itertools.count(1)
         self._lock = threading.Lock()
+        self.llm_calls = 0
 
     def next_id(self) -> str:
         with self._lock:
             return f"n{next(self._counter)}"
+
+    def count_llm_call(self) -> None:
+        """Called by every LLM request made while this recorder is current."""
+        with self._lock:
+            self.llm_calls += 1
 
     def node_completed(self, node: TraceNode) -> None:
         if self._on_node is not None:

@@ -12,6 +12,15 @@ from ..errors import DocumentParseError
 
 MEGABYTE = 1024 * 1024
 
+
+def readable_size(size: int) -> str:
+    """``size`` bytes for a person: ``"740 bytes"``, ``"12.5 KB"``, ``"3.4 MB"``."""
+    if size < 1024:
+        return f"{size} bytes"
+    if size < MEGABYTE:
+        return f"{size / 1024:.1f} KB"
+    return f"{size / MEGABYTE:.1f} MB"
+
 # Horizontal white space that reads as a plain space. The ideographic space (U+3000) is left
 # alone: in CJK text it is a deliberate full-width character, not layout noise.
 _SPACES = re.compile(r"[ \u00a0\u1680\u2000-\u200a\u202f\u205f]+")

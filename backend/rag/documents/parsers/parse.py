@@ -7,7 +7,7 @@ from collections.abc import Callable
 from rag.core.i18n import gettext_noop
 
 from ..errors import DocumentParseError
-from .base import MEGABYTE, ParsedDocument, ParseLimits
+from .base import ParsedDocument, ParseLimits, readable_size
 from .detect import DOCX, HTML, MARKDOWN, PDF, TEXT, detect_type
 from .docx import parse_docx
 from .html import parse_html
@@ -62,9 +62,9 @@ def parse_document(
             raise DocumentParseError(gettext_noop("the file is empty"), code="empty")
         if len(data) > limits.max_bytes:
             raise DocumentParseError(
-                gettext_noop("the file is {size} MB, larger than the limit of {limit} MB"),
+                gettext_noop("the file is {size}, larger than the limit of {limit}"),
                 code="too_large",
-                context={"size": f"{len(data) / MEGABYTE:.1f}", "limit": f"{limits.max_bytes / MEGABYTE:g}"},
+                context={"size": readable_size(len(data)), "limit": readable_size(limits.max_bytes)},
             )
         return PARSERS[detect_type(data, filename, mime)](data, limits)
     except DocumentParseError as error:

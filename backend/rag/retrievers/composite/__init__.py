@@ -1,5 +1,7 @@
-"""Retrievers over child retrievers: fusion (and, later, the agentic ensemble)."""
+"""Retrievers over child retrievers: fusion and the agentic ensemble."""
 
+from .agentic import AgenticEnsembleRetriever, split_operations
 from .ensemble import EnsembleRetriever, reciprocal_rank_fusion, weighted_fusion
 
-__all__ = ["EnsembleRetriever", "reciprocal_rank_fusion", "weighted_fusion"]
+__all__ = ["AgenticEnsembleRetriever", "EnsembleRetriever", "reciprocal_rank_fusion", "split_operations",
+           "weighted_fusion"]

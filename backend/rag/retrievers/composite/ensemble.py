@@ -11,6 +11,8 @@ from rag.core import ComponentRef, children_param, ml, param, ref, register
 from rag.tracing import TraceNode
 
 from ..base import CompositeRetriever, Hit, RetrievalError, RetrieverParams
+from ..dense import DenseEmbeddingRetriever  # noqa: F401  (registers a default child)
+from ..sparse import BM25Retriever  # noqa: F401  (registers a default child)
 from .children import search_children
 
 
@@ -146,12 +148,3 @@ class EnsembleRetriever(CompositeRetriever):
             weights = self.params.weights or [1.0] * len(self.children)
             fused = weighted_fusion([hits if hits is not None else [] for hits, _ in answers], weights)
         return fused[:top_k]
-
-    def score_chunks(self, chunk_ids: Sequence[int], query: str) -> list[tuple[int, float]]:
-        """The mean of the children's distances."""
-        totals = {int(chunk_id): 0.0 for chunk_id in chunk_ids}
-        for child in self.children:
-            for chunk_id, distance in child.score_chunks(chunk_ids, query):
-                totals[chunk_id] += distance
-        return sorted(((chunk_id, total / len(self.children)) for chunk_id, total in totals.items()),
-                      key=lambda pair: pair[1])

@@ -11,6 +11,7 @@ from typing import Any, Literal
 from rag.core import ComponentRef, TrellisError, children_param, ml, param, ref, register
 from rag.tracing import TraceNode
 
+from ..composite import EnsembleRetriever  # noqa: F401  (registers the default child)
 from ..base import CompositeRetriever, Hit, RetrieverParams
 
 DEFAULT_MODEL = "cross-encoder/ms-marco-MiniLM-L-6-v2"

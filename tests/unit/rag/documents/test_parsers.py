@@ -429,7 +429,7 @@ def test_file_larger_than_the_limit_is_refused_before_parsing():
     error = refusal(b"x" * 3 * 1024 * 1024, "big.txt", limits=ParseLimits(max_bytes=2 * 1024 * 1024))
 
     assert error.code == "too_large"
-    assert error.reason == "the file is 3.0 MB, larger than the limit of 2 MB"
+    assert error.reason == "the file is 3.0 MB, larger than the limit of 2.0 MB"
 
 
 @pytest.mark.parametrize(

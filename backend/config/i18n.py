@@ -1,0 +1,41 @@
+"""Translating engine messages: a gettext template plus its context, in one language."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import parse_qs
+
+from django.conf import settings
+from django.utils import translation
+
+from rag.core.multilingual import normalize_language
+
+
+def translate(template: str, context: Mapping[str, Any] | None, language: str | None, *, fallback: str = "") -> str:
+    """``template`` translated into ``language`` and formatted with ``context``; string values
+    of the context that are messages themselves ("a PDF document") are translated too."""
+    with translation.override(normalize_language(language).lower()):
+        translated = translation.gettext(template) if template else ""
+        values = {key: translation.gettext(value) if isinstance(value, str) and value else value
+                  for key, value in (context or {}).items()}
+    try:
+        return translated.format(**values) if translated else fallback
+    except (KeyError, IndexError, ValueError):
+        return fallback or template
+
+
+def language_of_scope(scope: Mapping[str, Any]) -> str:
+    """The language a websocket client asked for: ``?lang=``, then the language cookie, then
+    ``Accept-Language``."""
+    query = parse_qs((scope.get("query_string") or b"").decode("latin-1"))
+    if query.get("lang"):
+        return normalize_language(query["lang"][0])
+    cookies = scope.get("cookies") or {}
+    if cookies.get(settings.LANGUAGE_COOKIE_NAME):
+        return normalize_language(cookies[settings.LANGUAGE_COOKIE_NAME])
+    for name, value in scope.get("headers") or []:
+        if name == b"accept-language":
+            first = value.decode("latin-1").split(",")[0].split(";")[0].strip()
+            return normalize_language(first)
+    return "en"

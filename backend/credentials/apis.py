@@ -1,0 +1,213 @@
+"""Credentials API: list, create, read, replace and delete credentials. Values are write-only:
+no response ever carries a secret, only its mask.
+
+Another user's private credential is a 404 (never a 403 that would confirm it exists); a shared
+credential is visible to everyone and changeable only by its owner.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.db import IntegrityError
+from django.http import Http404
+from django.utils import translation
+from django.utils.translation import gettext
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field, extend_schema_serializer
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from catalog.selectors import localize_field_error
+from rag.core import ConfigValidationError, normalize_language
+
+from . import selectors, services
+from .models import NAME_PATTERN, Credential
+
+LANG_PARAMETER = OpenApiParameter(
+    "lang", OpenApiTypes.STR, description="Language of the error messages (en, es, zh-Hant); overrides Accept-Language."
+)
+
+
+@extend_schema_field({
+    "type": "object",
+    "additionalProperties": True,
+    "writeOnly": True,
+    "description": "The credential component's params, secrets included (schema: "
+                   "/api/v1/components/<kind>/). Never returned.",
+})
+class ValuesField(serializers.JSONField):
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(write_only=True, **kwargs)
+
+    def to_internal_value(self, data: Any) -> Any:
+        if not isinstance(data, dict):
+            raise serializers.ValidationError(gettext("must be an object"), code="dict_type")
+        return super().to_internal_value(data)
+
+
+@extend_schema_serializer(component_name="CredentialFieldError")
+class ErrorSerializer(serializers.Serializer):
+    path = serializers.CharField(help_text="Where the problem is, e.g. values.api_key.")
+    message = serializers.CharField()
+    code = serializers.CharField()
+
+
+@extend_schema_serializer(component_name="CredentialFieldErrors")
+class ErrorsSerializer(serializers.Serializer):
+    errors = ErrorSerializer(many=True)
+
+
+@extend_schema_serializer(component_name="Credential")
+class CredentialOutputSerializer(serializers.Serializer):
+    # Needs context={"user": ...} for `owned`.
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    kind = serializers.CharField(help_text="The credential component, e.g. OpenAIAPIKey.")
+    mask = serializers.CharField(help_text='The secret masked, e.g. "sk-…a1b2".')
+    shared = serializers.BooleanField()
+    owned = serializers.SerializerMethodField(help_text="Whether the acting user owns it (and may change it).")
+    public_params = serializers.JSONField(help_text="The params that are not secret, e.g. base_url.")
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+    last_used_at = serializers.DateTimeField(allow_null=True)
+
+    def get_owned(self, credential: Credential) -> bool:
+        return credential.owner_id == getattr(self.context.get("user"), "pk", None)
+
+
+def _output(credential: Credential, request: Request) -> dict[str, Any]:
+    return CredentialOutputSerializer(credential, context={"user": request.user}).data
+
+
+def _errors_response(errors: list[dict[str, str]], code: int = status.HTTP_400_BAD_REQUEST) -> Response:
+    return Response({"errors": errors}, status=code)
+
+
+def _serializer_errors(detail: dict[str, Any]) -> list[dict[str, str]]:
+    return [{"path": field, "message": str(message), "code": getattr(message, "code", "invalid")}
+            for field, messages in detail.items() for message in messages]
+
+
+def _config_errors(error: ConfigValidationError, language: str) -> list[dict[str, str]]:
+    return [{"path": field.path, "message": localize_field_error(field, language), "code": field.code}
+            for field in error.errors]
+
+
+def _message(text: str, language: str, **context: Any) -> str:
+    with translation.override(normalize_language(language).lower()):
+        return gettext(text).format(**context)
+
+
+def _duplicate_name(name: str, shared: bool, language: str) -> list[dict[str, str]]:
+    text = ("a shared credential named {name!r} already exists" if shared
+            else "you already have a credential named {name!r}")
+    return [{"path": "name", "message": _message(text, language, name=name), "code": "duplicate_name"}]
+
+
+def _visible_credential(request: Request, credential_id: int) -> Credential:
+    try:
+        return selectors.credential_get(user=request.user, credential_id=credential_id)
+    except Credential.DoesNotExist:
+        raise Http404 from None
+
+
+def _own_credential(request: Request, credential_id: int) -> Credential:
+    credential = _visible_credential(request, credential_id)
+    if credential.owner_id != request.user.pk:
+        raise PermissionDenied("only its owner can change a shared credential")
+    return credential
+
+
+INVALID = {400: ErrorsSerializer}
+
+
+class CredentialListApi(APIView):
+    """The user's credentials and the shared ones, masked."""
+
+    @extend_schema(operation_id="credentials_list", responses=CredentialOutputSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        credentials = selectors.credential_list(user=request.user)
+        return Response(CredentialOutputSerializer(credentials, many=True, context={"user": request.user}).data)
+
+
+class CredentialCreateApi(APIView):
+    """Store a credential. Its values are encrypted at rest and never returned; only staff can
+    create a shared credential."""
+
+    @extend_schema_serializer(component_name="CredentialCreate")
+    class InputSerializer(serializers.Serializer):
+        name = serializers.RegexField(NAME_PATTERN, max_length=100,
+                                      help_text="What pipelines refer to it by, e.g. openai-main.")
+        kind = serializers.CharField(max_length=64, help_text="A credential component's name, e.g. OpenAIAPIKey.")
+        values = ValuesField()
+        shared = serializers.BooleanField(default=False, help_text="Let every user resolve it (staff only).")
+
+    @extend_schema(
+        operation_id="credentials_create",
+        request=InputSerializer,
+        parameters=[LANG_PARAMETER],
+        responses={201: CredentialOutputSerializer, **INVALID, 403: None},
+    )
+    def post(self, request: Request) -> Response:
+        payload = self.InputSerializer(data=request.data)
+        if not payload.is_valid():
+            return _errors_response(_serializer_errors(payload.errors))
+        data = payload.validated_data
+        try:
+            credential = services.credential_create(owner=request.user, **data)
+        except ConfigValidationError as exc:
+            return _errors_response(_config_errors(exc, request.LANGUAGE_CODE))
+        except IntegrityError:
+            return _errors_response(_duplicate_name(data["name"], data["shared"], request.LANGUAGE_CODE))
+        return Response(_output(credential, request), status=status.HTTP_201_CREATED)
+
+
+class CredentialDetailApi(APIView):
+    """One credential, masked."""
+
+    @extend_schema(operation_id="credentials_retrieve", responses=CredentialOutputSerializer)
+    def get(self, request: Request, credential_id: int) -> Response:
+        return Response(_output(_visible_credential(request, credential_id), request))
+
+
+class CredentialUpdateApi(APIView):
+    """Rename a credential or replace its values. ``values`` replaces every param; a secret left
+    out keeps its stored value."""
+
+    @extend_schema_serializer(component_name="CredentialUpdate")
+    class InputSerializer(serializers.Serializer):
+        name = serializers.RegexField(NAME_PATTERN, max_length=100, required=False)
+        values = ValuesField(required=False)
+
+    @extend_schema(
+        operation_id="credentials_partial_update",
+        request=InputSerializer,
+        parameters=[LANG_PARAMETER],
+        responses={200: CredentialOutputSerializer, **INVALID, 403: None},
+    )
+    def patch(self, request: Request, credential_id: int) -> Response:
+        credential = _own_credential(request, credential_id)
+        payload = self.InputSerializer(data=request.data)
+        if not payload.is_valid():
+            return _errors_response(_serializer_errors(payload.errors))
+        data = payload.validated_data
+        try:
+            credential = services.credential_update(credential=credential, **data)
+        except ConfigValidationError as exc:
+            return _errors_response(_config_errors(exc, request.LANGUAGE_CODE))
+        except IntegrityError:
+            return _errors_response(_duplicate_name(data["name"], credential.shared, request.LANGUAGE_CODE))
+        return Response(_output(credential, request))
+
+
+class CredentialDeleteApi(APIView):
+    """Delete a credential; pipelines that name it fail with a clear message until another exists."""
+
+    @extend_schema(operation_id="credentials_destroy", responses={204: None, 403: None})
+    def delete(self, request: Request, credential_id: int) -> Response:
+        services.credential_delete(credential=_own_credential(request, credential_id))
+        return Response(status=status.HTTP_204_NO_CONTENT)

@@ -1,0 +1,167 @@
+"""Writes of the credentials app: storing, replacing and deleting credentials, rotating the key.
+
+Secrets go from the caller straight into ``crypto.encrypt_secrets``; they are never logged, and
+every error raised here names fields and credentials, never values.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+
+from rag.components import load_components
+from rag.core import ConfigValidationError, FieldError, validate_or_raise
+from rag.credentials import CredentialComponent
+
+from . import crypto
+from .models import Credential
+
+logger = logging.getLogger(__name__)
+
+KIND = "credential"
+
+
+def _api_path(path: str) -> str:
+    # validate_or_raise reports against {"component", "params"}; callers know them as kind and values.
+    if path == "component":
+        return "kind"
+    if path == "params" or path.startswith(("params.", "params[")):
+        return "values" + path.removeprefix("params")
+    return path
+
+
+def credential_values_validate(
+    *, kind: str, values: Any, keep_secrets_of: Credential | None = None
+) -> tuple[type[CredentialComponent], dict[str, Any]]:
+    """Validate ``values`` for the credential component ``kind``; returns (component, normalised values).
+
+    With ``keep_secrets_of``, a secret left out of ``values`` keeps that credential's stored one
+    (a client cannot send back what it was never shown).
+
+    Raises
+    ------
+    ConfigValidationError
+        Every problem, at paths ``kind`` and ``values.<param>``.
+    """
+    registry = load_components()
+    if keep_secrets_of is not None and isinstance(values, Mapping) and keep_secrets_of.kind in registry:
+        omitted = [name for name in getattr(registry.get(keep_secrets_of.kind), "SECRET_PARAMS", ())
+                   if name not in values]
+        if omitted:
+            stored = crypto.decrypt_secrets(keep_secrets_of.secret, name=keep_secrets_of.name)
+            values = {**{name: stored[name] for name in omitted if name in stored}, **values}
+    try:
+        normalised = validate_or_raise({"component": kind, "params": values}, registry=registry, kind=KIND)
+    except ConfigValidationError as exc:
+        raise ConfigValidationError([dataclasses.replace(error, path=_api_path(error.path))
+                                     for error in exc.errors]) from None
+    component = registry.get(kind)
+    if not issubclass(component, CredentialComponent):
+        raise ConfigValidationError([FieldError("kind", "{kind} cannot be stored as a credential",
+                                                "not_storable", {"kind": kind})])
+    return component, normalised["params"]
+
+
+def _seal(credential: Credential, component: type[CredentialComponent], values: dict[str, Any]) -> None:
+    instance = component(**values)
+    credential.kind = component.NAME
+    credential.public_params = instance.public_values()
+    credential.secret = crypto.encrypt_secrets(instance.secret_values())
+    credential.mask = instance.mask()
+
+
+def credential_create(
+    *,
+    owner: AbstractBaseUser,
+    name: str,
+    kind: str,
+    values: Mapping[str, Any],
+    shared: bool = False,
+) -> Credential:
+    """Store a credential of ``kind`` (a credential component's name) for ``owner``.
+
+    Raises
+    ------
+    ConfigValidationError
+        When ``kind`` or ``values`` are invalid, with paths ``kind`` and ``values.api_key``...
+    PermissionDenied
+        When a user who is not staff asks for a shared credential.
+    django.db.IntegrityError
+        When the name is taken (by the owner, or by another shared credential).
+    """
+    if shared and not owner.is_staff:
+        raise PermissionDenied("only staff can create shared credentials")
+    component, normalised = credential_values_validate(kind=kind, values=values)
+    credential = Credential(owner=owner, name=name, shared=shared)
+    _seal(credential, component, normalised)
+    credential.full_clean(exclude=["owner", "secret", "public_params", "mask"], validate_constraints=False)
+    with transaction.atomic():
+        credential.save()
+    logger.info("credential %r (%s) created by user %s%s", name, component.NAME, owner.pk,
+                " as shared" if shared else "")
+    return credential
+
+
+def credential_update(
+    *,
+    credential: Credential,
+    values: Mapping[str, Any] | None = None,
+    name: str | None = None,
+) -> Credential:
+    """Replace a credential's values (and optionally its name); its kind stays.
+
+    ``values`` replaces every parameter, except that a secret it leaves out keeps its stored
+    value: a client never sees a secret, so it cannot send it back.
+
+    Raises
+    ------
+    ConfigValidationError, django.db.IntegrityError
+        As ``credential_create``.
+    """
+    if values is not None:
+        component, normalised = credential_values_validate(kind=credential.kind, values=values,
+                                                           keep_secrets_of=credential)
+        _seal(credential, component, normalised)
+    if name is not None:
+        credential.name = name
+        credential.full_clean(exclude=["owner", "secret", "public_params", "mask"], validate_constraints=False)
+    with transaction.atomic():
+        credential.save()
+    logger.info("credential %r (%s) of user %s updated", credential.name, credential.kind, credential.owner_id)
+    return credential
+
+
+def credential_delete(*, credential: Credential) -> None:
+    logger.info("credential %r (%s) of user %s deleted", credential.name, credential.kind, credential.owner_id)
+    credential.delete()
+
+
+def credentials_rotate_key(*, new_key: str) -> int:
+    """Re-encrypt every stored secret with ``new_key``; returns how many were re-encrypted.
+
+    Every token is opened with the configured keys (``TRELLIS_CREDENTIALS_KEY`` and
+    ``TRELLIS_CREDENTIALS_OLD_KEYS``) or ``new_key`` itself, so an interrupted rotation can be run
+    again. All rows change in one transaction, or none does. Afterwards the process must run with
+    ``TRELLIS_CREDENTIALS_KEY=new_key``.
+
+    Raises
+    ------
+    ImproperlyConfigured
+        When ``new_key`` is not a Fernet key.
+    credentials.crypto.CredentialKeyError
+        When some credential cannot be decrypted with any known key (nothing is changed).
+    """
+    new_key = crypto.validate_key(new_key, setting="--new-key")
+    with transaction.atomic():
+        credentials = list(Credential.objects.select_for_update().only("pk", "name", "secret"))
+        for credential in credentials:
+            credential.secret = crypto.reencrypt(credential.secret, new_key=new_key, name=credential.name)
+        Credential.objects.bulk_update(credentials, ["secret"], batch_size=500)
+    logger.info("re-encrypted %d credential(s) with the key %s", len(credentials), crypto.key_fingerprint(new_key))
+    return len(credentials)

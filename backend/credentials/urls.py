@@ -1,0 +1,15 @@
+from django.urls import path
+
+from config.api import one_path
+
+from . import apis
+
+urlpatterns = [
+    path("credentials/", one_path("CredentialCollectionApi", apis.CredentialListApi, apis.CredentialCreateApi),
+         name="credential-list"),
+    path(
+        "credentials/<int:credential_id>/",
+        one_path("CredentialItemApi", apis.CredentialDetailApi, apis.CredentialUpdateApi, apis.CredentialDeleteApi),
+        name="credential-detail",
+    ),
+]

@@ -1,0 +1,457 @@
+"""Knowledge API: knowledge bases, their documents, chunks and vector indexes.
+
+Every object is looked up through the acting user's own rows, so another user's id is a 404
+(never a 403 that would confirm it exists).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import IntegrityError
+from django.http import Http404
+from django.utils import translation
+from django.utils.translation import gettext
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from catalog.selectors import localize_field_error
+from rag.core import ConfigValidationError
+from rag.core.multilingual import normalize_language
+
+from . import selectors, services
+from .models import Document, KnowledgeBase
+
+LANG_PARAMETER = OpenApiParameter(
+    "lang", OpenApiTypes.STR, description="Language of the texts (en, es, zh-Hant); overrides Accept-Language."
+)
+
+
+# -- shared shapes ---------------------------------------------------------------------------
+
+
+@extend_schema_serializer(component_name="KnowledgeError")
+class ErrorSerializer(serializers.Serializer):
+    path = serializers.CharField(help_text="Where the problem is, e.g. chunker.params.chunk_size.")
+    message = serializers.CharField()
+    code = serializers.CharField()
+
+
+@extend_schema_serializer(component_name="KnowledgeErrors")
+class ErrorsSerializer(serializers.Serializer):
+    errors = ErrorSerializer(many=True)
+
+
+@extend_schema_serializer(component_name="KnowledgeReason")
+class ReasonSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+    code = serializers.CharField()
+
+
+@extend_schema_serializer(component_name="KnowledgeBase")
+class KnowledgeBaseOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    description = serializers.CharField()
+    language = serializers.ChoiceField(choices=KnowledgeBase.Language.choices)
+    chunker = serializers.JSONField(help_text="The chunker component reference.")
+    embedding_model = serializers.JSONField(help_text="The embedding component reference.")
+    document_count = serializers.IntegerField()
+    ready_count = serializers.IntegerField()
+    failed_count = serializers.IntegerField()
+    in_progress_count = serializers.IntegerField()
+    chunk_total = serializers.SerializerMethodField(help_text="Chunks of the ready documents.")
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+
+    def get_chunk_total(self, knowledge_base: KnowledgeBase) -> int:
+        return knowledge_base.chunk_total or 0
+
+
+@extend_schema_serializer(component_name="DocumentProgress")
+class ProgressSerializer(serializers.Serializer):
+    done = serializers.IntegerField(source="progress_done")
+    total = serializers.IntegerField(source="progress_total")
+
+
+@extend_schema_serializer(component_name="Document")
+class DocumentOutputSerializer(serializers.Serializer):
+    """Needs ``context={"language": ...}`` to localise ``error``."""
+
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    mime = serializers.CharField()
+    size = serializers.IntegerField()
+    sha256 = serializers.CharField()
+    status = serializers.ChoiceField(choices=Document.Status.choices)
+    progress = ProgressSerializer(source="*")
+    chunk_count = serializers.IntegerField()
+    page_count = serializers.IntegerField(allow_null=True)
+    character_count = serializers.IntegerField()
+    error = serializers.SerializerMethodField(help_text="Why ingestion failed, in the request's language.")
+    error_code = serializers.SerializerMethodField()
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+
+    def get_error(self, document: Document) -> str | None:
+        return selectors.document_error_message(document, self.context.get("language"))
+
+    def get_error_code(self, document: Document) -> str | None:
+        return document.error_code or None
+
+
+def _errors_response(errors: list[dict[str, str]]) -> Response:
+    return Response({"errors": errors}, status=status.HTTP_400_BAD_REQUEST)
+
+
+def _serializer_errors(detail: Any, prefix: str = "") -> list[dict[str, str]]:
+    """DRF's nested error dict flattened to ``[{"path", "message", "code"}]``."""
+    if isinstance(detail, dict):
+        return [error for key, value in detail.items()
+                for error in _serializer_errors(value, f"{prefix}.{key}" if prefix else str(key))]
+    if isinstance(detail, list):
+        if all(isinstance(item, (str, serializers.ErrorDetail)) for item in detail):
+            return [{"path": prefix, "message": str(item), "code": getattr(item, "code", "invalid")}
+                    for item in detail]
+        return [error for index, item in enumerate(detail) for error in _serializer_errors(item, f"{prefix}[{index}]")]
+    return [{"path": prefix, "message": str(detail), "code": getattr(detail, "code", "invalid")}]
+
+
+def _config_errors(error: ConfigValidationError, language: str) -> list[dict[str, str]]:
+    return [
+        {"path": field.path, "message": localize_field_error(field, language), "code": field.code}
+        for field in error.errors
+    ]
+
+
+def _duplicate_name_error(name: str, language: str) -> list[dict[str, str]]:
+    with translation.override(normalize_language(language).lower()):
+        message = gettext("you already have a knowledge base named {name!r}").format(name=name)
+    return [{"path": "name", "message": message, "code": "duplicate_name"}]
+
+
+def _localized(template: str, context: dict[str, Any], language: str) -> str:
+    with translation.override(normalize_language(language).lower()):
+        text = gettext(template)
+        values = {key: gettext(value) if isinstance(value, str) else value for key, value in context.items()}
+    try:
+        return text.format(**values)
+    except (KeyError, IndexError, ValueError):
+        return template.format(**context)
+
+
+def _knowledge_base(request: Request, knowledge_base_id: int) -> KnowledgeBase:
+    try:
+        return selectors.knowledge_base_get(user=request.user, knowledge_base_id=knowledge_base_id)
+    except KnowledgeBase.DoesNotExist:
+        raise Http404 from None
+
+
+def _document(request: Request, knowledge_base_id: int, document_id: int) -> Document:
+    knowledge_base = _knowledge_base(request, knowledge_base_id)
+    try:
+        return selectors.document_get(knowledge_base=knowledge_base, document_id=document_id)
+    except Document.DoesNotExist:
+        raise Http404 from None
+
+
+def _document_data(documents: Any, request: Request, *, many: bool = False) -> Any:
+    return DocumentOutputSerializer(documents, many=many, context={"language": request.LANGUAGE_CODE}).data
+
+
+INVALID = {400: ErrorsSerializer}
+
+
+# -- knowledge bases -------------------------------------------------------------------------
+
+
+class KnowledgeBaseListApi(APIView):
+    """The user's knowledge bases, with document counts by status and their chunk total."""
+
+    @extend_schema(operation_id="knowledge_bases_list", responses=KnowledgeBaseOutputSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        knowledge_bases = selectors.knowledge_base_list(user=request.user)
+        return Response(KnowledgeBaseOutputSerializer(knowledge_bases, many=True).data)
+
+
+class KnowledgeBaseCreateApi(APIView):
+    """Create a knowledge base; its vector index for the embedding model comes with it."""
+
+    @extend_schema_serializer(component_name="KnowledgeBaseCreate")
+    class InputSerializer(serializers.Serializer):
+        name = serializers.CharField(max_length=200)
+        description = serializers.CharField(required=False, allow_blank=True, default="")
+        language = serializers.ChoiceField(choices=KnowledgeBase.Language.choices, default=KnowledgeBase.Language.ENGLISH)
+        chunker = serializers.JSONField(
+            required=False, allow_null=True, help_text="A chunker component reference; the default splitter when omitted."
+        )
+        embedding_model = serializers.JSONField(
+            required=False, allow_null=True,
+            help_text="An embedding component reference; the packaged model for the language when omitted.",
+        )
+
+    @extend_schema(
+        operation_id="knowledge_bases_create",
+        request=InputSerializer,
+        parameters=[LANG_PARAMETER],
+        responses={201: KnowledgeBaseOutputSerializer, **INVALID},
+    )
+    def post(self, request: Request) -> Response:
+        payload = self.InputSerializer(data=request.data)
+        if not payload.is_valid():
+            return _errors_response(_serializer_errors(payload.errors))
+        data = payload.validated_data
+        try:
+            knowledge_base = services.knowledge_base_create(
+                owner=request.user, name=data["name"], description=data["description"], language=data["language"],
+                chunker=data.get("chunker"), embedding_model=data.get("embedding_model"),
+            )
+        except ConfigValidationError as exc:
+            return _errors_response(_config_errors(exc, request.LANGUAGE_CODE))
+        except IntegrityError:
+            return _errors_response(_duplicate_name_error(data["name"], request.LANGUAGE_CODE))
+        knowledge_base = selectors.knowledge_base_get(user=request.user, knowledge_base_id=knowledge_base.pk)
+        return Response(KnowledgeBaseOutputSerializer(knowledge_base).data, status=status.HTTP_201_CREATED)
+
+
+class KnowledgeBaseDetailApi(APIView):
+    """One knowledge base."""
+
+    @extend_schema(operation_id="knowledge_bases_retrieve", responses=KnowledgeBaseOutputSerializer)
+    def get(self, request: Request, knowledge_base_id: int) -> Response:
+        return Response(KnowledgeBaseOutputSerializer(_knowledge_base(request, knowledge_base_id)).data)
+
+
+class KnowledgeBaseUpdateApi(APIView):
+    """Rename or re-describe a knowledge base, or change its chunker (which re-chunks every document)."""
+
+    @extend_schema_serializer(component_name="KnowledgeBaseUpdate")
+    class InputSerializer(serializers.Serializer):
+        name = serializers.CharField(max_length=200, required=False)
+        description = serializers.CharField(required=False, allow_blank=True)
+        chunker = serializers.JSONField(required=False, help_text="A chunker component reference.")
+
+    @extend_schema(
+        operation_id="knowledge_bases_partial_update",
+        request=InputSerializer,
+        parameters=[LANG_PARAMETER],
+        responses={200: KnowledgeBaseOutputSerializer, **INVALID},
+    )
+    def patch(self, request: Request, knowledge_base_id: int) -> Response:
+        knowledge_base = _knowledge_base(request, knowledge_base_id)
+        payload = self.InputSerializer(data=request.data)
+        if not payload.is_valid():
+            return _errors_response(_serializer_errors(payload.errors))
+        try:
+            services.knowledge_base_update(knowledge_base=knowledge_base, **payload.validated_data)
+        except ConfigValidationError as exc:
+            return _errors_response(_config_errors(exc, request.LANGUAGE_CODE))
+        except IntegrityError:
+            return _errors_response(_duplicate_name_error(payload.validated_data["name"], request.LANGUAGE_CODE))
+        knowledge_base = selectors.knowledge_base_get(user=request.user, knowledge_base_id=knowledge_base.pk)
+        return Response(KnowledgeBaseOutputSerializer(knowledge_base).data)
+
+
+class KnowledgeBaseDeleteApi(APIView):
+    """Delete a knowledge base with its documents, chunks, files and indexes."""
+
+    @extend_schema(operation_id="knowledge_bases_destroy", responses={204: None})
+    def delete(self, request: Request, knowledge_base_id: int) -> Response:
+        services.knowledge_base_delete(knowledge_base=_knowledge_base(request, knowledge_base_id))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class KnowledgeBaseReindexApi(APIView):
+    """Parse, chunk, embed and index every document again."""
+
+    @extend_schema_serializer(component_name="KnowledgeBaseReindex")
+    class OutputSerializer(serializers.Serializer):
+        queued = serializers.IntegerField(help_text="How many documents were queued.")
+
+    @extend_schema(operation_id="knowledge_bases_reindex", request=None, responses={202: OutputSerializer})
+    def post(self, request: Request, knowledge_base_id: int) -> Response:
+        queued = services.knowledge_base_reindex(knowledge_base=_knowledge_base(request, knowledge_base_id))
+        return Response(self.OutputSerializer({"queued": queued}).data, status=status.HTTP_202_ACCEPTED)
+
+
+class VectorIndexListApi(APIView):
+    """The knowledge base's vector indexes (one per embedding model and metric) and their status."""
+
+    @extend_schema_serializer(component_name="VectorIndex")
+    class OutputSerializer(serializers.Serializer):
+        id = serializers.IntegerField()
+        model_key = serializers.CharField()
+        metric = serializers.CharField()
+        embedding_model = serializers.JSONField()
+        status = serializers.CharField()
+        error = serializers.CharField(allow_blank=True)
+        updated_at = serializers.DateTimeField()
+
+    @extend_schema(operation_id="knowledge_bases_indexes_list", responses=OutputSerializer(many=True))
+    def get(self, request: Request, knowledge_base_id: int) -> Response:
+        indexes = selectors.vector_index_list(knowledge_base=_knowledge_base(request, knowledge_base_id))
+        return Response(self.OutputSerializer(indexes, many=True).data)
+
+
+# -- documents -------------------------------------------------------------------------------
+
+
+class DocumentListApi(APIView):
+    """The knowledge base's documents, newest first, optionally of one status."""
+
+    class FilterSerializer(serializers.Serializer):
+        status = serializers.ChoiceField(choices=Document.Status.choices, required=False)
+
+    @extend_schema(
+        operation_id="knowledge_bases_documents_list",
+        parameters=[FilterSerializer, LANG_PARAMETER],
+        responses=DocumentOutputSerializer(many=True),
+    )
+    def get(self, request: Request, knowledge_base_id: int) -> Response:
+        knowledge_base = _knowledge_base(request, knowledge_base_id)
+        filters = self.FilterSerializer(data=request.query_params)
+        if not filters.is_valid():
+            return _errors_response(_serializer_errors(filters.errors))
+        documents = selectors.document_list(knowledge_base=knowledge_base, status=filters.validated_data.get("status"))
+        return Response(_document_data(documents, request, many=True))
+
+
+@extend_schema_serializer(component_name="DocumentRejection")
+class RejectionSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    code = serializers.ChoiceField(choices=["too_large", "duplicate"])
+    reason = serializers.CharField(help_text="Why, in the request's language.")
+    document_id = serializers.IntegerField(allow_null=True, help_text="The existing document, for a duplicate.")
+
+
+class DocumentUploadApi(APIView):
+    """Upload one or many files and queue them for ingestion.
+
+    201 when at least one file was accepted. When none was: 413 if any was too large, else 409
+    (every file is already in the knowledge base; send ``force=true`` to add it again).
+    """
+
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema_serializer(component_name="DocumentUpload")
+    class InputSerializer(serializers.Serializer):
+        files = serializers.ListField(
+            child=serializers.FileField(allow_empty_file=True), allow_empty=False, help_text="One or many files."
+        )
+        force = serializers.BooleanField(
+            default=False, help_text="Accept files whose content is already in the knowledge base."
+        )
+
+    @extend_schema_serializer(component_name="DocumentUploadResult")
+    class OutputSerializer(serializers.Serializer):
+        documents = DocumentOutputSerializer(many=True, help_text="The accepted files, queued for ingestion.")
+        rejected = RejectionSerializer(many=True)
+
+    @extend_schema(
+        operation_id="knowledge_bases_documents_upload",
+        request={"multipart/form-data": InputSerializer},
+        parameters=[LANG_PARAMETER],
+        responses={201: OutputSerializer, 409: OutputSerializer, 413: OutputSerializer, **INVALID},
+    )
+    def post(self, request: Request, knowledge_base_id: int) -> Response:
+        knowledge_base = _knowledge_base(request, knowledge_base_id)
+        payload = self.InputSerializer(data=request.data)
+        if not payload.is_valid():
+            return _errors_response(_serializer_errors(payload.errors))
+        outcome = services.documents_upload(
+            knowledge_base=knowledge_base, files=payload.validated_data["files"], force=payload.validated_data["force"]
+        )
+        body = {
+            "documents": _document_data(outcome.accepted, request, many=True),
+            "rejected": [
+                {"name": rejection.name, "code": rejection.code, "document_id": rejection.document_id,
+                 "reason": _localized(rejection.template, rejection.context, request.LANGUAGE_CODE)}
+                for rejection in outcome.rejected
+            ],
+        }
+        if outcome.accepted:
+            code = status.HTTP_201_CREATED
+        elif any(rejection.code == "too_large" for rejection in outcome.rejected):
+            code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+        else:
+            code = status.HTTP_409_CONFLICT
+        return Response(body, status=code)
+
+
+class DocumentDetailApi(APIView):
+    """One document and where it stands in ingestion."""
+
+    @extend_schema(operation_id="knowledge_bases_documents_retrieve", parameters=[LANG_PARAMETER],
+                   responses=DocumentOutputSerializer)
+    def get(self, request: Request, knowledge_base_id: int, document_id: int) -> Response:
+        return Response(_document_data(_document(request, knowledge_base_id, document_id), request))
+
+
+class DocumentDeleteApi(APIView):
+    """Delete a document, its chunks, its stored file and its vectors in every index."""
+
+    @extend_schema(operation_id="knowledge_bases_documents_destroy", responses={204: None})
+    def delete(self, request: Request, knowledge_base_id: int, document_id: int) -> Response:
+        services.document_delete(document=_document(request, knowledge_base_id, document_id))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class DocumentRetryApi(APIView):
+    """Queue a failed document for ingestion again; 409 for a document that has not failed."""
+
+    @extend_schema(
+        operation_id="knowledge_bases_documents_retry",
+        request=None,
+        parameters=[LANG_PARAMETER],
+        responses={202: DocumentOutputSerializer, 409: ReasonSerializer},
+    )
+    def post(self, request: Request, knowledge_base_id: int, document_id: int) -> Response:
+        document = _document(request, knowledge_base_id, document_id)
+        if document.status != Document.Status.FAILED:
+            with translation.override(normalize_language(request.LANGUAGE_CODE).lower()):
+                detail = gettext("only a failed document can be retried; this one is {status}").format(
+                    status=Document.Status(document.status).label
+                )
+            return Response({"detail": detail, "code": "not_failed"}, status=status.HTTP_409_CONFLICT)
+        document = services.document_requeue(document=document)
+        return Response(_document_data(document, request), status=status.HTTP_202_ACCEPTED)
+
+
+class ChunkListApi(APIView):
+    """The document's chunks in order, a page at a time."""
+
+    class FilterSerializer(serializers.Serializer):
+        limit = serializers.IntegerField(default=50, min_value=1, max_value=500)
+        offset = serializers.IntegerField(default=0, min_value=0)
+
+    @extend_schema_serializer(component_name="Chunk")
+    class ChunkSerializer(serializers.Serializer):
+        id = serializers.IntegerField()
+        position = serializers.IntegerField()
+        text = serializers.CharField()
+        metadata = serializers.JSONField(help_text="Page numbers, heading, title of the sections it covers.")
+
+    @extend_schema(
+        operation_id="knowledge_bases_documents_chunks_list",
+        parameters=[FilterSerializer],
+        responses={
+            200: inline_serializer("ChunkPage", {"count": serializers.IntegerField(), "results": ChunkSerializer(many=True)}),
+            **INVALID,
+        },
+    )
+    def get(self, request: Request, knowledge_base_id: int, document_id: int) -> Response:
+        document = _document(request, knowledge_base_id, document_id)
+        page = self.FilterSerializer(data=request.query_params)
+        if not page.is_valid():
+            return _errors_response(_serializer_errors(page.errors))
+        limit, offset = page.validated_data["limit"], page.validated_data["offset"]
+        chunks = selectors.chunk_list(document=document)
+        return Response({
+            "count": chunks.count(),
+            "results": self.ChunkSerializer(chunks[offset:offset + limit], many=True).data,
+        })

@@ -1,0 +1,52 @@
+"""Reads of the knowledge app. Every function takes the acting user and sees only their rows."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Count, Q, QuerySet, Sum
+
+from config.i18n import translate
+
+from .models import Chunk, Document, KnowledgeBase, VectorIndex
+
+
+def knowledge_base_list(*, user: AbstractBaseUser) -> QuerySet[KnowledgeBase]:
+    """The user's knowledge bases with document counts by status and their chunk total."""
+    return KnowledgeBase.objects.filter(owner=user).annotate(
+        document_count=Count("documents", distinct=True),
+        ready_count=Count("documents", filter=Q(documents__status=Document.Status.READY), distinct=True),
+        failed_count=Count("documents", filter=Q(documents__status=Document.Status.FAILED), distinct=True),
+        in_progress_count=Count("documents", filter=Q(documents__status__in=Document.IN_PROGRESS), distinct=True),
+        chunk_total=Sum("documents__chunk_count", filter=Q(documents__status=Document.Status.READY)),
+    )
+
+
+def knowledge_base_get(*, user: AbstractBaseUser, knowledge_base_id: int) -> KnowledgeBase:
+    """Raises ``KnowledgeBase.DoesNotExist`` for a missing id or another user's knowledge base."""
+    return knowledge_base_list(user=user).get(pk=knowledge_base_id)
+
+
+def document_list(*, knowledge_base: KnowledgeBase, status: str | None = None) -> QuerySet[Document]:
+    documents = knowledge_base.documents.all()
+    if status:
+        documents = documents.filter(status=status)
+    return documents
+
+
+def document_get(*, knowledge_base: KnowledgeBase, document_id: int) -> Document:
+    return knowledge_base.documents.get(pk=document_id)
+
+
+def chunk_list(*, document: Document) -> QuerySet[Chunk]:
+    return document.chunks.order_by("position")
+
+
+def vector_index_list(*, knowledge_base: KnowledgeBase) -> QuerySet[VectorIndex]:
+    return knowledge_base.vector_indexes.all()
+
+
+def document_error_message(document: Document, language: str | None) -> str | None:
+    """Why ``document`` failed, in ``language``."""
+    if not document.error:
+        return None
+    return translate(document.error_template, document.error_context, language, fallback=document.error)

@@ -1,0 +1,41 @@
+"""Writes of the knowledge app."""
+
+from .documents import (
+    Rejection,
+    UploadOutcome,
+    clean_file_name,
+    document_delete,
+    document_requeue,
+    documents_requeue_interrupted,
+    documents_upload,
+)
+from .ingestion import document_ingest
+from .knowledge_bases import (
+    DEFAULT_CHUNKER,
+    knowledge_base_create,
+    knowledge_base_delete,
+    knowledge_base_reindex,
+    knowledge_base_update,
+)
+from .demo import knowledge_base_seed_demo
+from .indexes import bm25_warm, vector_index_build, vector_index_ensure
+
+__all__ = [
+    "DEFAULT_CHUNKER",
+    "Rejection",
+    "UploadOutcome",
+    "bm25_warm",
+    "clean_file_name",
+    "document_delete",
+    "document_ingest",
+    "document_requeue",
+    "documents_requeue_interrupted",
+    "documents_upload",
+    "knowledge_base_create",
+    "knowledge_base_delete",
+    "knowledge_base_reindex",
+    "knowledge_base_seed_demo",
+    "knowledge_base_update",
+    "vector_index_build",
+    "vector_index_ensure",
+]

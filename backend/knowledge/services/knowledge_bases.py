@@ -1,0 +1,134 @@
+"""Creating, changing and deleting knowledge bases."""
+
+from __future__ import annotations
+
+import shutil
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from rag.components import load_components
+from rag.core import ConfigValidationError, FieldError, validate_or_raise
+from rag.core.i18n import gettext_noop
+from rag.embeddings import default_embedding_for_language
+
+from rag.stores import KnowledgeBaseStores
+
+from ..models import KnowledgeBase, VectorIndex
+from ..runtime import chroma_store
+from .documents import document_requeue, upload_dir
+
+DEFAULT_CHUNKER: dict[str, Any] = {"component": "RecursiveCharacterChunker", "params": {}}
+DEFAULT_METRIC = "cosine"
+
+
+def _validated_settings(*, language: str, chunker: Any, embedding_model: Any) -> tuple[dict, dict]:
+    registry = load_components()
+    errors: list[FieldError] = []
+    configs: dict[str, dict] = {}
+    for field, kind, raw in (
+        ("chunker", "chunker", chunker or DEFAULT_CHUNKER),
+        ("embedding_model", "embedding", embedding_model or default_embedding_for_language(language)),
+    ):
+        try:
+            configs[field] = validate_or_raise(raw, registry=registry, kind=kind, path=field, check_availability=True)
+        except ConfigValidationError as exc:
+            errors.extend(exc.errors)
+    if not errors and configs["chunker"]["component"] == "TokenChunker":
+        embedding = registry.get(configs["embedding_model"]["component"])(**configs["embedding_model"]["params"])
+        if embedding.tokenizer() is None:
+            errors.append(FieldError(
+                "chunker.component",
+                gettext_noop("the token chunker counts tokens with the embedding model's tokenizer, and {model} has none here"),
+                "tokenizer_missing",
+                {"model": configs["embedding_model"]["component"]},
+            ))
+    if errors:
+        raise ConfigValidationError(errors)
+    return configs["chunker"], configs["embedding_model"]
+
+
+def model_key_of(embedding_config: dict[str, Any]) -> str:
+    component = load_components().get(embedding_config["component"])
+    return component(**embedding_config["params"]).model_key
+
+
+def knowledge_base_create(
+    *,
+    owner: AbstractBaseUser,
+    name: str,
+    description: str = "",
+    language: str = KnowledgeBase.Language.ENGLISH,
+    chunker: dict[str, Any] | None = None,
+    embedding_model: dict[str, Any] | None = None,
+) -> KnowledgeBase:
+    """Create a knowledge base and the vector index of its embedding model.
+
+    Raises
+    ------
+    ConfigValidationError
+        When the chunker or embedding model is invalid or unavailable, with JSON paths
+        (``chunker.params.chunk_size``).
+    """
+    chunker_config, embedding_config = _validated_settings(
+        language=language, chunker=chunker, embedding_model=embedding_model
+    )
+    with transaction.atomic():
+        knowledge_base = KnowledgeBase.objects.create(
+            owner=owner, name=name, description=description, language=language,
+            chunker=chunker_config, embedding_model=embedding_config,
+        )
+        VectorIndex.objects.create(
+            knowledge_base=knowledge_base, model_key=model_key_of(embedding_config), metric=DEFAULT_METRIC,
+            embedding_model=embedding_config, status=VectorIndex.Status.READY,
+        )
+    return knowledge_base
+
+
+def knowledge_base_update(
+    *,
+    knowledge_base: KnowledgeBase,
+    name: str | None = None,
+    description: str | None = None,
+    chunker: dict[str, Any] | None = None,
+) -> KnowledgeBase:
+    """Rename or re-describe a knowledge base; a new chunker re-chunks every document."""
+    rechunk = False
+    if chunker is not None:
+        chunker_config, _ = _validated_settings(
+            language=knowledge_base.language, chunker=chunker, embedding_model=knowledge_base.embedding_model
+        )
+        rechunk = chunker_config != knowledge_base.chunker
+        knowledge_base.chunker = chunker_config
+    if name is not None:
+        knowledge_base.name = name
+    if description is not None:
+        knowledge_base.description = description
+    with transaction.atomic():
+        knowledge_base.save()
+        if rechunk:
+            knowledge_base_reindex(knowledge_base=knowledge_base)
+    return knowledge_base
+
+
+def knowledge_base_reindex(*, knowledge_base: KnowledgeBase) -> int:
+    """Parse, chunk, embed and index every document again; returns how many were queued."""
+    documents = list(knowledge_base.documents.all())
+    for document in documents:
+        document_requeue(document=document)
+    return len(documents)
+
+
+def knowledge_base_delete(*, knowledge_base: KnowledgeBase) -> None:
+    """Delete a knowledge base with its documents, chunks, files and every index."""
+    knowledge_base_id = knowledge_base.pk
+    uploads = upload_dir(knowledge_base_id)
+    with transaction.atomic():
+        # A running ingestion finds its document gone and stops without writing.
+        knowledge_base.delete()
+        transaction.on_commit(lambda: KnowledgeBaseStores.drop(
+            knowledge_base_id=knowledge_base_id, data_dir=settings.DATA_DIR, chroma=chroma_store()
+        ))
+        transaction.on_commit(lambda: shutil.rmtree(uploads, ignore_errors=True))

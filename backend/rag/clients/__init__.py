@@ -1,0 +1,1 @@
+"""Clients of remote services shared by components (OpenAI-compatible APIs)."""

@@ -1,0 +1,81 @@
+"""What every credential component shares: secret parameters, the split into public and secret
+values, and the masked form a user is shown instead of the secret."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar
+
+from pydantic import AfterValidator, SecretStr
+
+from rag.core import ConfigObject
+
+MASK = "••••"
+# Below this length, even the three-plus-four characters of a mask would give away too much.
+MIN_LENGTH_TO_REVEAL = 16
+
+
+def _not_blank(value: SecretStr) -> SecretStr:
+    stripped = value.get_secret_value().strip()
+    if not stripped:
+        raise ValueError("must not be empty")
+    return SecretStr(stripped) if stripped != value.get_secret_value() else value
+
+
+Secret = Annotated[SecretStr, AfterValidator(_not_blank)]
+"""A secret parameter: write-only in the schema, never serialised, surrounding blanks removed."""
+
+
+def mask_secret(secret: str) -> str:
+    """``"sk-…a1b2"``: the first three characters, an ellipsis and the last four; ``"••••"`` for a
+    secret shorter than 16 characters.
+
+    Examples
+    --------
+    >>> mask_secret("sk-proj-0123456789abcdefa1b2")
+    'sk-…a1b2'
+    >>> mask_secret("hunter2")
+    '••••'
+    """
+    if len(secret) < MIN_LENGTH_TO_REVEAL:
+        return MASK
+    return f"{secret[:3]}…{secret[-4:]}"
+
+
+class CredentialComponent(ConfigObject):
+    """Base of the credential components (kind ``credential``): a secret and the public settings
+    that go with it, such as a base URL.
+
+    A credential is stored by the credentials app, encrypted, and handed to a pipeline at run
+    time through ``ConfigObject.get_credential``; it never appears in pipeline JSON, traces or
+    API responses. Subclasses list their ``Secret`` parameters in ``SECRET_PARAMS``; the first is
+    the one ``mask()`` shows.
+    """
+
+    KIND = "credential"
+    CATEGORY = "credentials"
+    SECRET_PARAMS: ClassVar[tuple[str, ...]] = ()
+    EXAMPLE_PARAMS: ClassVar[dict[str, Any]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        declared = set(cls.SECRET_PARAMS)
+        secret_fields = {name for name, info in cls.Params.model_fields.items() if info.annotation is SecretStr}
+        if declared != secret_fields:
+            expected, given = ", ".join(sorted(secret_fields)) or "none", ", ".join(sorted(declared)) or "none"
+            raise TypeError(f"{cls.__name__}.SECRET_PARAMS must list exactly its SecretStr parameters "
+                            f"({expected}), not {given}")
+
+    def secret_values(self) -> dict[str, str]:
+        """The secrets in plain text, for the credential store to encrypt. Handle with care."""
+        return {name: getattr(self.params, name).get_secret_value() for name in self.SECRET_PARAMS}
+
+    def public_values(self) -> dict[str, Any]:
+        """Every parameter that is not a secret (exactly what ``to_config`` keeps)."""
+        return self.to_config()["params"]
+
+    def mask(self) -> str:
+        """The first secret masked, e.g. ``"sk-…a1b2"``; what a user sees instead of it."""
+        if not self.SECRET_PARAMS:
+            return ""
+        return mask_secret(getattr(self.params, self.SECRET_PARAMS[0]).get_secret_value())
+

@@ -1,0 +1,167 @@
+"""The LLM contract: chat, streaming, and function calls with validated arguments."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from rag.core import ConfigObject, TrellisError
+from rag.tracing import current_recorder
+
+Message = dict[str, str]
+"""``{"role": "system" | "user" | "assistant", "content": "..."}``"""
+
+_FENCED = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
+
+
+class LLMError(TrellisError):
+    """The model or its server failed; the message is readable and never carries a secret."""
+
+
+class FunctionCallError(LLMError):
+    """An answer that is not a valid function call; ``problems`` lists why, for feeding back."""
+
+    def __init__(self, problems: Sequence[str], raw: str = "") -> None:
+        self.problems = list(problems)
+        self.raw = raw
+        super().__init__("; ".join(self.problems))
+
+
+def parse_arguments(raw: str | dict[str, Any]) -> dict[str, Any]:
+    """Strictly parse a function call's arguments: one JSON object (a ```json fence around it is
+    tolerated, nothing else)."""
+    if isinstance(raw, dict):
+        return raw
+    text = (raw or "").strip()
+    fenced = _FENCED.match(text)
+    if fenced:
+        text = fenced.group(1)
+    if not text:
+        raise FunctionCallError(["the answer was empty; a JSON object was expected"], raw or "")
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise FunctionCallError([f"the answer is not valid JSON ({exc.msg} at character {exc.pos})"], raw) from None
+    if not isinstance(value, dict):
+        raise FunctionCallError([f"the answer is a JSON {type(value).__name__}, not an object"], raw)
+    return value
+
+
+def schema_problems(arguments: dict[str, Any], schema: dict[str, Any]) -> list[str]:
+    """Every way ``arguments`` break ``schema``, as readable sentences with their paths."""
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(schema)
+    problems = []
+    for error in sorted(validator.iter_errors(arguments), key=lambda error: list(error.absolute_path)):
+        where = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error.absolute_path)
+        problems.append(f"{where.lstrip('.') or 'the object'}: {error.message}")
+    return problems
+
+
+@dataclass
+class Attempt:
+    """One try at a function call: what came back and what was wrong with it."""
+
+    raw: str
+    problems: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"raw": self.raw[:2000], "problems": self.problems}
+
+
+class LLM(ConfigObject):
+    """Base of LLM components. Subclasses implement ``_generate``, ``_stream`` and
+    ``_function_call_text``; the base counts calls and validates function-call arguments."""
+
+    KIND: ClassVar[str] = "llm"
+    CATEGORY: ClassVar[str] = "language models"
+
+    def generate(self, messages: Sequence[Message]) -> str:
+        """The model's whole answer to ``messages``."""
+        self._count()
+        return self._generate(list(messages))
+
+    def stream(self, messages: Sequence[Message]) -> Iterator[str]:
+        """The answer as text deltas, as they are produced. Closing the iterator stops generation."""
+        self._count()
+        return self._stream(list(messages))
+
+    def call_function(
+        self, messages: Sequence[Message], schema: dict[str, Any], *, name: str = "answer", description: str = ""
+    ) -> dict[str, Any]:
+        """Arguments of a call to function ``name`` whose parameters follow ``schema``, valid
+        against it; raises ``FunctionCallError`` (with every problem) otherwise."""
+        self._count()
+        raw = self._function_call_text(list(messages), schema, name, description)
+        arguments = parse_arguments(raw)
+        problems = schema_problems(arguments, schema)
+        if problems:
+            raise FunctionCallError(problems, raw if isinstance(raw, str) else json.dumps(raw))
+        return arguments
+
+    def call_function_with_retries(
+        self,
+        messages: Sequence[Message],
+        schema: dict[str, Any],
+        *,
+        check: Callable[[dict[str, Any]], list[str]] | None = None,
+        max_trials: int = 3,
+        name: str = "answer",
+        description: str = "",
+    ) -> tuple[dict[str, Any] | None, list[Attempt]]:
+        """Call until the arguments are valid and ``check`` (domain rules) finds no problem, at
+        most ``max_trials`` times, feeding each attempt's problems back to the model.
+
+        Returns the accepted arguments (or None) and every attempt made.
+        """
+        conversation = list(messages)
+        attempts: list[Attempt] = []
+        for _ in range(max_trials):
+            try:
+                arguments = self.call_function(conversation, schema, name=name, description=description)
+                problems = check(arguments) if check else []
+                raw = json.dumps(arguments, ensure_ascii=False)
+            except FunctionCallError as exc:
+                arguments, problems, raw = None, exc.problems, exc.raw
+            attempts.append(Attempt(raw, list(problems)))
+            if arguments is not None and not problems:
+                return arguments, attempts
+            conversation = [
+                *conversation,
+                {"role": "assistant", "content": raw},
+                {"role": "user", "content": "That answer was not usable:\n- " + "\n- ".join(problems)
+                 + "\nAnswer again with one JSON object that fixes every problem."},
+            ]
+        return None, attempts
+
+    def _count(self) -> None:
+        recorder = current_recorder()
+        if recorder is not None:
+            recorder.count_llm_call()
+
+    def _generate(self, messages: list[Message]) -> str:
+        raise NotImplementedError
+
+    def _stream(self, messages: list[Message]) -> Iterator[str]:
+        raise NotImplementedError
+
+    def _function_call_text(self, messages: list[Message], schema: dict[str, Any], name: str,
+                            description: str) -> str | dict[str, Any]:
+        raise NotImplementedError
+
+
+def json_only_instruction(schema: dict[str, Any], name: str, description: str) -> Message:
+    """The system message that asks for a bare JSON object when tools are not available."""
+    purpose = f" ({description})" if description else ""
+    return {
+        "role": "system",
+        "content": (
+            f"Answer by calling the function `{name}`{purpose}. Reply with ONLY its arguments: one JSON "
+            f"object matching this JSON Schema, with no prose and no code fences.\n"
+            f"{json.dumps(schema, ensure_ascii=False)}"
+        ),
+    }

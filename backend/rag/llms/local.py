@@ -1,0 +1,191 @@
+"""``LocalLLM``: a GGUF chat model run in-process by llama.cpp (the prebuilt xllamacpp wheel)."""
+
+from __future__ import annotations
+
+import os
+import queue
+import secrets
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from rag.core import ml, param, register
+
+from . import local_models
+from .base import LLM, LLMError, Message, json_only_instruction
+from .params import LLMParams
+
+_servers: dict[tuple[str, int, int], Any] = {}
+_servers_lock = threading.Lock()
+_END = object()
+
+
+def _server(path: Path, context: int, threads: int) -> Any:
+    """One llama.cpp server per model file and settings, shared by the whole process."""
+    key = (str(path), context, threads)
+    with _servers_lock:
+        if key not in _servers:
+            import xllamacpp
+
+            settings = xllamacpp.CommonParams()
+            settings.model.path = str(path)
+            # Two slots so two conversations generate at once; each slot gets `context` tokens.
+            settings.n_parallel = 2
+            settings.n_ctx = context * 2
+            settings.cpuparams.n_threads = threads
+            settings.cpuparams_batch.n_threads = threads
+            settings.verbosity = -1
+            # The server also listens on a loopback port; a random key keeps other local users out.
+            settings.api_keys = [secrets.token_urlsafe(24)]
+            try:
+                _servers[key] = xllamacpp.Server(settings)
+            except Exception as exc:
+                raise LLMError(f"llama.cpp could not load {path.name}: {exc}") from None
+        return _servers[key]
+
+
+@register
+class LocalLLM(LLM):
+    """A small chat model running on this machine's CPU, no key or network needed.
+
+    The default is the packaged Qwen2.5 0.5B Instruct (Q4 GGUF, verified by SHA-256); the
+    packaged SmolLM2 135M is a fast stand-in for tests; ``gguf_path`` runs any other GGUF. The
+    model loads once per process and is shared. Function calls are constrained by the JSON
+    Schema (llama.cpp grammar), so their JSON is always well-formed.
+    """
+
+    CATEGORY = "language models"
+    ICON = "cpu"
+    DISPLAY_NAME = ml("Local model (llama.cpp)", "Modelo local (llama.cpp)", "本機模型（llama.cpp）")
+    DESCRIPTION = ml(
+        "A small chat model that runs on this computer's CPU with llama.cpp: private, free, no key; "
+        "slower and less capable than large hosted models.",
+        "Un modelo de chat pequeño que se ejecuta en la CPU de este equipo con llama.cpp: privado, "
+        "gratuito y sin clave; más lento y menos capaz que los grandes modelos alojados.",
+        "以 llama.cpp 在本機 CPU 上執行的小型聊天模型：私密、免費、無需金鑰；速度與能力不及大型雲端模型。",
+    )
+    REPRESENTATION = ml(
+        "Local · {model} · ctx {context_tokens}",
+        "Local · {model} · ctx {context_tokens}",
+        "本機 · {model} · 上下文 {context_tokens}",
+    )
+
+    class Params(LLMParams):
+        model: Literal["qwen2.5-0.5b-instruct", "smollm2-135m-instruct"] = param(
+            "qwen2.5-0.5b-instruct",
+            title=ml("Packaged model", "Modelo incluido", "內建模型"),
+            description=ml(
+                "qwen2.5-0.5b-instruct answers from context well for its size; smollm2-135m-instruct is "
+                "faster but invents facts (for tests).",
+                "qwen2.5-0.5b-instruct responde bien a partir del contexto para su tamaño; "
+                "smollm2-135m-instruct es más rápido pero inventa datos (para pruebas).",
+                "qwen2.5-0.5b-instruct 以其規模而言能依據上下文良好回答；smollm2-135m-instruct 較快但會捏造事實（供測試用）。",
+            ),
+        )
+        gguf_path: str | None = param(
+            None, min_length=1,
+            title=ml("Other GGUF file", "Otro archivo GGUF", "其他 GGUF 檔案"),
+            description=ml(
+                "A path to any GGUF chat model on this machine; overrides the packaged model.",
+                "La ruta de cualquier modelo de chat GGUF en este equipo; reemplaza al modelo incluido.",
+                "本機上任一 GGUF 聊天模型的路徑；設定後取代內建模型。",
+            ),
+        )
+        context_tokens: int = param(
+            4096, ge=512, le=32768,
+            title=ml("Context (tokens)", "Contexto (tokens)", "上下文（token）"),
+            description=ml(
+                "The most tokens of prompt plus answer one conversation may use.",
+                "El máximo de tokens de instrucción más respuesta por conversación.",
+                "單一對話的提示加回答最多可用的 token 數。",
+            ),
+        )
+        threads: int | None = param(
+            None, ge=1, le=256,
+            title=ml("CPU threads", "Hilos de CPU", "CPU 執行緒"),
+            description=ml("Empty uses every core.", "Vacío usa todos los núcleos.", "留空則使用所有核心。"),
+        )
+        max_tokens: int = param(
+            512, ge=1, le=8192,
+            title=ml("Maximum answer length (tokens)", "Longitud máxima de respuesta (tokens)", "回答長度上限（token）"),
+            description=ml("The model stops after this many tokens.", "El modelo se detiene tras esta cantidad de tokens.",
+                           "模型產生此數量的 token 後即停止。"),
+        )
+
+    @classmethod
+    def availability_problem(cls, params: Any) -> str | None:
+        if params.get("gguf_path"):
+            path = Path(params["gguf_path"]).expanduser()
+            return None if path.is_file() else f"the GGUF file {path} does not exist"
+        return local_models.problem(params["model"])
+
+    def _path(self) -> Path:
+        if self.params.gguf_path:
+            path = Path(self.params.gguf_path).expanduser()
+            if not path.is_file():
+                raise LLMError(f"the GGUF file {path} does not exist")
+            return path
+        try:
+            return local_models.ensure(self.params.model)
+        except local_models.LocalModelError as exc:
+            raise LLMError(str(exc)) from None
+
+    def init_model(self) -> None:
+        self._engine()
+
+    def _engine(self) -> Any:
+        threads = self.params.threads or os.cpu_count() or 2
+        return _server(self._path(), self.params.context_tokens, threads)
+
+    def _request(self, messages: list[Message], **options: Any) -> dict[str, Any]:
+        return {"messages": messages, "max_tokens": self.params.max_tokens,
+                "temperature": self.params.temperature, **options}
+
+    def _answer(self, request: dict[str, Any]) -> str:
+        response = self._engine().handle_chat_completions(request)
+        if not isinstance(response, dict) or "choices" not in response:
+            detail = response.get("error", response) if isinstance(response, dict) else response
+            raise LLMError(f"the local model failed: {detail}")
+        return response["choices"][0]["message"].get("content") or ""
+
+    def _generate(self, messages: list[Message]) -> str:
+        return self._answer(self._request(messages))
+
+    def _stream(self, messages: list[Message]) -> Iterator[str]:
+        engine = self._engine()
+        deltas: queue.Queue[Any] = queue.Queue()
+        stop = threading.Event()
+
+        def receive(chunk: dict[str, Any]) -> bool:
+            for choice in chunk.get("choices") or []:
+                text = (choice.get("delta") or {}).get("content")
+                if text:
+                    deltas.put(text)
+            if "error" in chunk:
+                deltas.put(LLMError(f"the local model failed: {chunk['error']}"))
+            return stop.is_set()  # True tells llama.cpp to stop generating
+
+        def produce() -> None:
+            try:
+                engine.handle_chat_completions(self._request(messages, stream=True), receive)
+            except Exception as exc:
+                deltas.put(LLMError(f"the local model failed: {exc}"))
+            finally:
+                deltas.put(_END)
+
+        worker = threading.Thread(target=produce, name="trellis-local-llm", daemon=True)
+        worker.start()
+        try:
+            while (item := deltas.get()) is not _END:
+                if isinstance(item, Exception):
+                    raise item
+                yield item
+        finally:
+            stop.set()
+
+    def _function_call_text(self, messages: list[Message], schema: dict[str, Any], name: str,
+                            description: str) -> str:
+        format_ = {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}}
+        return self._answer(self._request([json_only_instruction(schema, name, description), *messages],
+                                          response_format=format_))

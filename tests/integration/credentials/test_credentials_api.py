@@ -1,0 +1,167 @@
+"""The credentials REST API: values go in, masks come out; another user's credential is a 404."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from credentials import selectors
+from credentials.models import Credential
+
+from .conftest import OTHER_SECRET, SECRET
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db]
+
+LIST = reverse("credential-list")
+FIELDS = {"id", "name", "kind", "mask", "shared", "owned", "public_params", "created_at", "updated_at",
+          "last_used_at"}
+OPENAI = {"name": "openai-main", "kind": "OpenAIAPIKey",
+          "values": {"api_key": SECRET, "base_url": "https://gateway.example/v1"}}
+
+
+def detail(credential_id: int) -> str:
+    return reverse("credential-detail", args=[credential_id])
+
+
+def assert_no_secret(response) -> None:
+    body = response.content.decode()
+    for secret in (SECRET, OTHER_SECRET):
+        assert secret not in body, f"{response.request['REQUEST_METHOD']} {response.request['PATH_INFO']} " \
+                                   f"returned the secret: {body}"
+
+
+def create(client, payload=OPENAI, language="en"):
+    response = client.post(LIST, payload, content_type="application/json", HTTP_ACCEPT_LANGUAGE=language)
+    assert_no_secret(response)
+    return response
+
+
+def errors_by_path(response) -> dict[str, dict]:
+    return {error["path"]: error for error in response.json()["errors"]}
+
+
+def test_creating_returns_the_masked_credential_without_any_value(api):
+    response = create(api)
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert set(body) == FIELDS
+    assert (body["name"], body["kind"], body["mask"], body["shared"], body["owned"]) == (
+        "openai-main", "OpenAIAPIKey", "sk-…a1b2", False, True)
+    assert body["public_params"] == {"base_url": "https://gateway.example/v1", "organization": None}
+    assert body["last_used_at"] is None
+
+
+def test_list_detail_update_and_delete_never_return_the_secret(api, owner):
+    credential_id = create(api).json()["id"]
+    selectors.credential_resolver_for(owner)("openai-main")
+    listed = api.get(LIST)
+    assert_no_secret(listed)
+    assert [item["name"] for item in listed.json()] == ["openai-main"]
+    assert listed.json()[0]["last_used_at"] is not None
+    shown = api.get(detail(credential_id))
+    assert_no_secret(shown)
+    assert shown.json()["mask"] == "sk-…a1b2"
+    changed = api.patch(detail(credential_id), {"values": {"api_key": OTHER_SECRET}}, content_type="application/json")
+    assert_no_secret(changed)
+    assert changed.status_code == 200 and changed.json()["mask"] == "sk-…c3d4"
+    assert api.delete(detail(credential_id)).status_code == 204
+    assert not Credential.objects.exists()
+
+
+def test_patching_without_the_secret_keeps_it(api, owner):
+    credential_id = create(api).json()["id"]
+    response = api.patch(detail(credential_id), {"name": "gateway", "values": {"organization": "org-7"}},
+                         content_type="application/json")
+    assert response.status_code == 200, response.content
+    assert response.json()["public_params"] == {"base_url": None, "organization": "org-7"}
+    assert selectors.credential_resolver_for(owner)("gateway").secret_values() == {"api_key": SECRET}
+
+
+def test_invalid_values_are_refused_with_every_path(api):
+    response = create(api, {"name": "search", "kind": "WebSearchAPIKey",
+                            "values": {"provider": "bing", "api_kee": SECRET}})
+    assert response.status_code == 400
+    errors = errors_by_path(response)
+    assert set(errors) == {"values.api_key", "values.provider", "values.api_kee"}
+    assert "api_key" in errors["values.api_kee"]["message"]  # the suggestion for the typo
+    assert errors["values.provider"]["code"] == "literal_error"
+    spanish = create(api, {"name": "search", "kind": "WebSearchAPIKey", "values": {}}, language="es")
+    assert errors_by_path(spanish)["values.api_key"]["code"] == "missing"
+    assert errors_by_path(spanish)["values.api_key"]["message"] != errors["values.api_key"]["message"]
+    assert not Credential.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("payload", "path"),
+    [
+        ({"name": "x", "kind": "OpenAIApiKey", "values": {"api_key": SECRET}}, "kind"),
+        ({"name": "x", "kind": "BM25Retriever", "values": {}}, "kind"),
+        ({"name": "x", "kind": "OpenAIAPIKey", "values": [SECRET]}, "values"),
+        ({"name": "no spaces", "kind": "OpenAIAPIKey", "values": {"api_key": SECRET}}, "name"),
+        ({"kind": "OpenAIAPIKey", "values": {"api_key": SECRET}}, "name"),
+    ],
+    ids=["misspelt-kind", "not-a-credential", "values-not-an-object", "bad-name", "no-name"],
+)
+def test_a_malformed_request_is_a_400_at_its_path(api, payload, path):
+    response = create(api, payload)
+    assert response.status_code == 400
+    assert path in errors_by_path(response)
+
+
+def test_a_duplicate_name_is_a_400_on_name(api):
+    create(api)
+    response = create(api)
+    assert response.status_code == 400
+    assert errors_by_path(response)["name"]["code"] == "duplicate_name"
+
+
+def test_another_users_credential_is_a_404_for_every_operation(api, stranger_api):
+    credential_id = create(api).json()["id"]
+    assert stranger_api.get(LIST).json() == []
+    assert stranger_api.get(detail(credential_id)).status_code == 404
+    assert stranger_api.patch(detail(credential_id), {"values": {"api_key": "sk-stolen-000000000000"}},
+                              content_type="application/json").status_code == 404
+    assert stranger_api.delete(detail(credential_id)).status_code == 404
+    assert Credential.objects.get().mask == "sk-…a1b2"
+
+
+def test_only_staff_create_shared_credentials_which_everyone_sees_and_only_the_owner_changes(
+    api, stranger_api, staff_api
+):
+    refused = create(api, {**OPENAI, "shared": True})
+    assert refused.status_code == 403
+    shared = create(staff_api, {**OPENAI, "name": "team", "shared": True})
+    assert shared.status_code == 201 and shared.json()["shared"] is True
+    seen = stranger_api.get(LIST)
+    assert_no_secret(seen)
+    assert [(item["name"], item["owned"]) for item in seen.json()] == [("team", False)]
+    shared_id = shared.json()["id"]
+    assert stranger_api.get(detail(shared_id)).status_code == 200
+    assert stranger_api.patch(detail(shared_id), {"values": {"api_key": "sk-hijack-0000000000000"}},
+                              content_type="application/json").status_code == 403
+    assert stranger_api.delete(detail(shared_id)).status_code == 403
+
+
+def test_anonymous_requests_are_refused(client):
+    assert client.get(LIST).status_code in (401, 403)
+    assert client.post(LIST, OPENAI, content_type="application/json").status_code in (401, 403)
+    assert not Credential.objects.exists()
+
+
+def test_listing_takes_a_fixed_number_of_queries(api, owner, staff, django_assert_max_num_queries):
+    from credentials import services
+
+    for index in range(5):
+        services.credential_create(owner=owner, name=f"key-{index}", kind="OpenAIAPIKey", values={"api_key": SECRET})
+    services.credential_create(owner=staff, name="team", kind="OpenAIAPIKey", values={"api_key": SECRET}, shared=True)
+    with django_assert_max_num_queries(4):  # session, user, credentials
+        assert len(api.get(LIST).json()) == 6
+
+
+def test_the_openapi_schema_marks_values_write_only_and_responses_carry_no_values(api):
+    schema = api.get(reverse("api-schema"), {"format": "json"}).json()
+    components = schema["components"]["schemas"]
+    for request in ("CredentialCreateRequest", "PatchedCredentialUpdateRequest"):
+        assert components[request]["properties"]["values"]["writeOnly"] is True
+    assert "values" not in components["Credential"]["properties"]
+    assert {"/api/v1/credentials/", "/api/v1/credentials/{credential_id}/"} <= set(schema["paths"])

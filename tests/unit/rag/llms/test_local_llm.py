@@ -1,0 +1,72 @@
+"""The local llama.cpp model, offline, with the packaged GGUF files."""
+
+import dataclasses
+import time
+
+import pytest
+
+from rag.llms import LocalLLM, local_models
+from rag.llms.local_models import LocalModelError
+
+pytestmark = [pytest.mark.unit, pytest.mark.slow]
+
+QUESTION = [{"role": "user", "content": "Name three colours of the rainbow."}]
+
+
+@pytest.fixture(scope="module")
+def smollm(tmp_path_factory):
+    import os
+
+    os.environ["TRELLIS_MODELS_DIR"] = str(tmp_path_factory.mktemp("models"))
+    model = LocalLLM(model="smollm2-135m-instruct", max_tokens=48, context_tokens=2048)
+    model.init_model()
+    return model
+
+
+def test_generate_and_stream_give_the_same_deterministic_answer(smollm):
+    whole = smollm.generate(QUESTION)
+    pieces = list(smollm.stream(QUESTION))
+    assert whole.strip() and len(pieces) > 3
+    assert "".join(pieces) == whole
+
+
+def test_closing_a_stream_stops_generation_early(smollm):
+    long = LocalLLM(model="smollm2-135m-instruct", max_tokens=2000, context_tokens=2048)
+    started = time.monotonic()
+    stream = long.stream([{"role": "user", "content": "Write a very long story about a dragon."}])
+    first = [next(stream) for _ in range(3)]
+    stream.close()
+    assert len(first) == 3
+    # 2000 tokens would take well over 15 s here; stopping makes the next call fast.
+    assert long.generate([{"role": "user", "content": "Say yes."}]) is not None
+    assert time.monotonic() - started < 15
+
+
+def test_function_calls_are_constrained_to_the_schema(smollm):
+    schema = {"type": "object", "properties": {"colour": {"type": "string", "enum": ["red", "green", "blue"]},
+                                               "count": {"type": "integer"}},
+              "required": ["colour", "count"], "additionalProperties": False}
+    arguments = smollm.call_function([{"role": "user", "content": "Pick a colour and a count."}], schema)
+    assert arguments["colour"] in {"red", "green", "blue"} and isinstance(arguments["count"], int)
+
+
+def test_a_missing_gguf_file_is_an_availability_problem():
+    assert "does not exist" in LocalLLM.availability_problem({"gguf_path": "/nowhere/model.gguf", "model": "x"})
+    assert LocalLLM.availability_problem({"gguf_path": None, "model": "smollm2-135m-instruct"}) is None
+
+
+def test_the_split_qwen_model_is_joined_and_verified_once(tmp_path):
+    path = local_models.ensure("qwen2.5-0.5b-instruct", tmp_path)
+    assert path.stat().st_size == 491_400_064
+    marker = path.with_name(path.name + ".sha256")
+    assert marker.read_text().strip() == local_models.PACKAGED["qwen2.5-0.5b-instruct"].sha256
+    modified = path.stat().st_mtime_ns
+    assert local_models.ensure("qwen2.5-0.5b-instruct", tmp_path) == path
+    assert path.stat().st_mtime_ns == modified
+
+
+def test_a_model_that_does_not_match_its_digest_is_refused(tmp_path, monkeypatch):
+    tampered = dataclasses.replace(local_models.PACKAGED["smollm2-135m-instruct"], sha256="0" * 64)
+    monkeypatch.setitem(local_models.PACKAGED, "smollm2-135m-instruct", tampered)
+    with pytest.raises(LocalModelError, match="does not match its published digest"):
+        local_models.ensure("smollm2-135m-instruct", tmp_path)
