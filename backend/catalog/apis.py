@@ -135,3 +135,25 @@ class ComponentValidateApi(APIView):
         return Response(self.OutputSerializer(
             {"valid": True, "config": result.config, "errors": [], "nodes": result.nodes}
         ).data)
+
+
+class PresetListApi(APIView):
+    """Ready-made retriever trees to start from; ``available`` is false (with the reason) when
+    a part cannot run here, e.g. a cross-encoder with no local copy."""
+
+    permission_classes = [AllowAny]
+
+    @extend_schema_serializer(component_name="RetrieverPreset")
+    class OutputSerializer(serializers.Serializer):
+        name = serializers.CharField()
+        display_name = serializers.CharField()
+        description = serializers.CharField()
+        icon = serializers.CharField()
+        default = serializers.BooleanField()
+        tree = serializers.JSONField()
+        available = serializers.BooleanField()
+        unavailable_reason = serializers.CharField(allow_null=True)
+
+    @extend_schema(operation_id="components_presets", parameters=[LANG_PARAMETER], responses=OutputSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        return Response(self.OutputSerializer(selectors.preset_list(language=request.LANGUAGE_CODE), many=True).data)

@@ -114,3 +114,24 @@ def component_tree_validate(*, tree: Any, language: str | None, kind: str | None
             "representation": render_representation(template, reference) if template else texts["description"],
         })
     return TreeValidation(valid=True, config=config, nodes=nodes)
+
+
+def preset_list(*, language: str | None) -> list[dict[str, Any]]:
+    """The retriever presets, texts in ``language``, each with whether it can run here."""
+    from rag.presets import PRESETS
+
+    registry = load_components()
+    rows = []
+    for preset in PRESETS:
+        config, errors = validate_tree(preset.config(), registry=registry, kind="retriever", check_availability=True)
+        rows.append({
+            "name": preset.name,
+            "display_name": preset.display_name.get(language),
+            "description": preset.description.get(language),
+            "icon": preset.icon,
+            "default": preset.default,
+            "tree": config or preset.config(),
+            "available": not errors,
+            "unavailable_reason": "; ".join(localize_field_error(error, language) for error in errors) or None,
+        })
+    return rows

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from rest_framework import serializers
+from rest_framework.response import Response
 from rest_framework.views import APIView
+
+from config.i18n import translate
+from rag.core import ConfigValidationError
 
 
 def one_path(name: str, *operations: type[APIView]):
@@ -21,3 +28,33 @@ def one_path(name: str, *operations: type[APIView]):
             if handler is not None and not handler.__doc__:
                 handler.__doc__ = operation.__doc__  # what the OpenAPI description of the method shows
     return type(name, operations, {"__module__": operations[0].__module__}).as_view()
+
+
+def errors_response(errors: list[dict[str, str]], code: int = 400) -> Response:
+    """The one error shape of every API: ``{"errors": [{"path", "message", "code"}]}``."""
+    return Response({"errors": errors}, status=code)
+
+
+def serializer_errors(detail: Any, prefix: str = "") -> list[dict[str, str]]:
+    """DRF's nested error dict flattened to ``[{"path", "message", "code"}]``."""
+    if isinstance(detail, dict):
+        return [error for key, value in detail.items()
+                for error in serializer_errors(value, f"{prefix}.{key}" if prefix else str(key))]
+    if isinstance(detail, list):
+        if all(isinstance(item, (str, serializers.ErrorDetail)) for item in detail):
+            return [{"path": prefix, "message": str(item), "code": getattr(item, "code", "invalid")}
+                    for item in detail]
+        return [error for index, item in enumerate(detail) for error in serializer_errors(item, f"{prefix}[{index}]")]
+    return [{"path": prefix, "message": str(detail), "code": getattr(detail, "code", "invalid")}]
+
+
+def config_errors(error: ConfigValidationError, language: str | None) -> list[dict[str, str]]:
+    """A configuration error's problems, each with its JSON path, in ``language``."""
+    return [{"path": field.path, "message": translate(field.template, field.context, language, fallback=field.message),
+             "code": field.code} for field in error.errors]
+
+
+def message_error(path: str, template: str, code: str, language: str | None, **context: Any) -> dict[str, str]:
+    """One error entry from a translatable template."""
+    return {"path": path, "message": translate(template, context, language, fallback=template.format(**context)),
+            "code": code}

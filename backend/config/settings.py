@@ -109,9 +109,11 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "channels",
     "jobs",
+    "accounts",
     "catalog",
     "knowledge",
     "credentials",
+    "pipelines",
     "web",
 ]
 

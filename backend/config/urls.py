@@ -3,9 +3,11 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 api_v1 = [
+    path("", include("accounts.urls")),
     path("", include("catalog.urls")),
     path("", include("knowledge.urls")),
     path("", include("credentials.urls")),
+    path("", include("pipelines.urls")),
 ]
 
 urlpatterns = [

@@ -12,7 +12,6 @@ from typing import Any
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError
 from django.http import Http404
-from django.utils import translation
 from django.utils.translation import gettext
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field, extend_schema_serializer
@@ -21,8 +20,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from catalog.selectors import localize_field_error
-from rag.core import ConfigValidationError, normalize_language
+from config.api import config_errors, errors_response, message_error, serializer_errors
+from rag.core import ConfigValidationError
+from rag.core.i18n import gettext_noop
 
 from . import selectors, services
 from .models import NAME_PATTERN, Credential
@@ -83,29 +83,14 @@ def _output(credential: Credential, request: Request) -> dict[str, Any]:
     return CredentialOutputSerializer(credential, context={"user": request.user}).data
 
 
-def _errors_response(errors: list[dict[str, str]], code: int = status.HTTP_400_BAD_REQUEST) -> Response:
-    return Response({"errors": errors}, status=code)
 
 
-def _serializer_errors(detail: dict[str, Any]) -> list[dict[str, str]]:
-    return [{"path": field, "message": str(message), "code": getattr(message, "code", "invalid")}
-            for field, messages in detail.items() for message in messages]
-
-
-def _config_errors(error: ConfigValidationError, language: str) -> list[dict[str, str]]:
-    return [{"path": field.path, "message": localize_field_error(field, language), "code": field.code}
-            for field in error.errors]
-
-
-def _message(text: str, language: str, **context: Any) -> str:
-    with translation.override(normalize_language(language).lower()):
-        return gettext(text).format(**context)
 
 
 def _duplicate_name(name: str, shared: bool, language: str) -> list[dict[str, str]]:
-    text = ("a shared credential named {name!r} already exists" if shared
-            else "you already have a credential named {name!r}")
-    return [{"path": "name", "message": _message(text, language, name=name), "code": "duplicate_name"}]
+    text = (gettext_noop("a shared credential named {name!r} already exists") if shared
+            else gettext_noop("you already have a credential named {name!r}"))
+    return [message_error("name", text, "duplicate_name", language, name=name)]
 
 
 def _visible_credential(request: Request, credential_id: int) -> Credential:
@@ -155,14 +140,14 @@ class CredentialCreateApi(APIView):
     def post(self, request: Request) -> Response:
         payload = self.InputSerializer(data=request.data)
         if not payload.is_valid():
-            return _errors_response(_serializer_errors(payload.errors))
+            return errors_response(serializer_errors(payload.errors))
         data = payload.validated_data
         try:
             credential = services.credential_create(owner=request.user, **data)
         except ConfigValidationError as exc:
-            return _errors_response(_config_errors(exc, request.LANGUAGE_CODE))
+            return errors_response(config_errors(exc, request.LANGUAGE_CODE))
         except IntegrityError:
-            return _errors_response(_duplicate_name(data["name"], data["shared"], request.LANGUAGE_CODE))
+            return errors_response(_duplicate_name(data["name"], data["shared"], request.LANGUAGE_CODE))
         return Response(_output(credential, request), status=status.HTTP_201_CREATED)
 
 
@@ -193,14 +178,14 @@ class CredentialUpdateApi(APIView):
         credential = _own_credential(request, credential_id)
         payload = self.InputSerializer(data=request.data)
         if not payload.is_valid():
-            return _errors_response(_serializer_errors(payload.errors))
+            return errors_response(serializer_errors(payload.errors))
         data = payload.validated_data
         try:
             credential = services.credential_update(credential=credential, **data)
         except ConfigValidationError as exc:
-            return _errors_response(_config_errors(exc, request.LANGUAGE_CODE))
+            return errors_response(config_errors(exc, request.LANGUAGE_CODE))
         except IntegrityError:
-            return _errors_response(_duplicate_name(data["name"], credential.shared, request.LANGUAGE_CODE))
+            return errors_response(_duplicate_name(data["name"], credential.shared, request.LANGUAGE_CODE))
         return Response(_output(credential, request))
 
 

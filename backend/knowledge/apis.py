@@ -10,8 +10,6 @@ from typing import Any
 
 from django.db import IntegrityError
 from django.http import Http404
-from django.utils import translation
-from django.utils.translation import gettext
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer, inline_serializer
 from rest_framework import serializers, status
@@ -20,9 +18,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from catalog.selectors import localize_field_error
+from config.api import config_errors, errors_response, message_error, serializer_errors
+from config.i18n import translate
 from rag.core import ConfigValidationError
-from rag.core.multilingual import normalize_language
+from rag.core.i18n import gettext_noop
 
 from . import selectors, services
 from .models import Document, KnowledgeBase
@@ -105,44 +104,9 @@ class DocumentOutputSerializer(serializers.Serializer):
         return document.error_code or None
 
 
-def _errors_response(errors: list[dict[str, str]]) -> Response:
-    return Response({"errors": errors}, status=status.HTTP_400_BAD_REQUEST)
 
 
-def _serializer_errors(detail: Any, prefix: str = "") -> list[dict[str, str]]:
-    """DRF's nested error dict flattened to ``[{"path", "message", "code"}]``."""
-    if isinstance(detail, dict):
-        return [error for key, value in detail.items()
-                for error in _serializer_errors(value, f"{prefix}.{key}" if prefix else str(key))]
-    if isinstance(detail, list):
-        if all(isinstance(item, (str, serializers.ErrorDetail)) for item in detail):
-            return [{"path": prefix, "message": str(item), "code": getattr(item, "code", "invalid")}
-                    for item in detail]
-        return [error for index, item in enumerate(detail) for error in _serializer_errors(item, f"{prefix}[{index}]")]
-    return [{"path": prefix, "message": str(detail), "code": getattr(detail, "code", "invalid")}]
 
-
-def _config_errors(error: ConfigValidationError, language: str) -> list[dict[str, str]]:
-    return [
-        {"path": field.path, "message": localize_field_error(field, language), "code": field.code}
-        for field in error.errors
-    ]
-
-
-def _duplicate_name_error(name: str, language: str) -> list[dict[str, str]]:
-    with translation.override(normalize_language(language).lower()):
-        message = gettext("you already have a knowledge base named {name!r}").format(name=name)
-    return [{"path": "name", "message": message, "code": "duplicate_name"}]
-
-
-def _localized(template: str, context: dict[str, Any], language: str) -> str:
-    with translation.override(normalize_language(language).lower()):
-        text = gettext(template)
-        values = {key: gettext(value) if isinstance(value, str) else value for key, value in context.items()}
-    try:
-        return text.format(**values)
-    except (KeyError, IndexError, ValueError):
-        return template.format(**context)
 
 
 def _knowledge_base(request: Request, knowledge_base_id: int) -> KnowledgeBase:
@@ -204,7 +168,7 @@ class KnowledgeBaseCreateApi(APIView):
     def post(self, request: Request) -> Response:
         payload = self.InputSerializer(data=request.data)
         if not payload.is_valid():
-            return _errors_response(_serializer_errors(payload.errors))
+            return errors_response(serializer_errors(payload.errors))
         data = payload.validated_data
         try:
             knowledge_base = services.knowledge_base_create(
@@ -212,9 +176,9 @@ class KnowledgeBaseCreateApi(APIView):
                 chunker=data.get("chunker"), embedding_model=data.get("embedding_model"),
             )
         except ConfigValidationError as exc:
-            return _errors_response(_config_errors(exc, request.LANGUAGE_CODE))
+            return errors_response(config_errors(exc, request.LANGUAGE_CODE))
         except IntegrityError:
-            return _errors_response(_duplicate_name_error(data["name"], request.LANGUAGE_CODE))
+            return errors_response([message_error("name", gettext_noop("you already have a knowledge base named {name!r}"), "duplicate_name", request.LANGUAGE_CODE, name=data["name"])])
         knowledge_base = selectors.knowledge_base_get(user=request.user, knowledge_base_id=knowledge_base.pk)
         return Response(KnowledgeBaseOutputSerializer(knowledge_base).data, status=status.HTTP_201_CREATED)
 
@@ -246,13 +210,13 @@ class KnowledgeBaseUpdateApi(APIView):
         knowledge_base = _knowledge_base(request, knowledge_base_id)
         payload = self.InputSerializer(data=request.data)
         if not payload.is_valid():
-            return _errors_response(_serializer_errors(payload.errors))
+            return errors_response(serializer_errors(payload.errors))
         try:
             services.knowledge_base_update(knowledge_base=knowledge_base, **payload.validated_data)
         except ConfigValidationError as exc:
-            return _errors_response(_config_errors(exc, request.LANGUAGE_CODE))
+            return errors_response(config_errors(exc, request.LANGUAGE_CODE))
         except IntegrityError:
-            return _errors_response(_duplicate_name_error(payload.validated_data["name"], request.LANGUAGE_CODE))
+            return errors_response([message_error("name", gettext_noop("you already have a knowledge base named {name!r}"), "duplicate_name", request.LANGUAGE_CODE, name=payload.validated_data["name"])])
         knowledge_base = selectors.knowledge_base_get(user=request.user, knowledge_base_id=knowledge_base.pk)
         return Response(KnowledgeBaseOutputSerializer(knowledge_base).data)
 
@@ -316,7 +280,7 @@ class DocumentListApi(APIView):
         knowledge_base = _knowledge_base(request, knowledge_base_id)
         filters = self.FilterSerializer(data=request.query_params)
         if not filters.is_valid():
-            return _errors_response(_serializer_errors(filters.errors))
+            return errors_response(serializer_errors(filters.errors))
         documents = selectors.document_list(knowledge_base=knowledge_base, status=filters.validated_data.get("status"))
         return Response(_document_data(documents, request, many=True))
 
@@ -362,7 +326,7 @@ class DocumentUploadApi(APIView):
         knowledge_base = _knowledge_base(request, knowledge_base_id)
         payload = self.InputSerializer(data=request.data)
         if not payload.is_valid():
-            return _errors_response(_serializer_errors(payload.errors))
+            return errors_response(serializer_errors(payload.errors))
         outcome = services.documents_upload(
             knowledge_base=knowledge_base, files=payload.validated_data["files"], force=payload.validated_data["force"]
         )
@@ -370,7 +334,7 @@ class DocumentUploadApi(APIView):
             "documents": _document_data(outcome.accepted, request, many=True),
             "rejected": [
                 {"name": rejection.name, "code": rejection.code, "document_id": rejection.document_id,
-                 "reason": _localized(rejection.template, rejection.context, request.LANGUAGE_CODE)}
+                 "reason": translate(rejection.template, rejection.context, request.LANGUAGE_CODE)}
                 for rejection in outcome.rejected
             ],
         }
@@ -413,10 +377,8 @@ class DocumentRetryApi(APIView):
     def post(self, request: Request, knowledge_base_id: int, document_id: int) -> Response:
         document = _document(request, knowledge_base_id, document_id)
         if document.status != Document.Status.FAILED:
-            with translation.override(normalize_language(request.LANGUAGE_CODE).lower()):
-                detail = gettext("only a failed document can be retried; this one is {status}").format(
-                    status=Document.Status(document.status).label
-                )
+            detail = translate(gettext_noop("only a failed document can be retried; this one is {status}"),
+                               {"status": str(Document.Status(document.status).label)}, request.LANGUAGE_CODE)
             return Response({"detail": detail, "code": "not_failed"}, status=status.HTTP_409_CONFLICT)
         document = services.document_requeue(document=document)
         return Response(_document_data(document, request), status=status.HTTP_202_ACCEPTED)
@@ -448,7 +410,7 @@ class ChunkListApi(APIView):
         document = _document(request, knowledge_base_id, document_id)
         page = self.FilterSerializer(data=request.query_params)
         if not page.is_valid():
-            return _errors_response(_serializer_errors(page.errors))
+            return errors_response(serializer_errors(page.errors))
         limit, offset = page.validated_data["limit"], page.validated_data["offset"]
         chunks = selectors.chunk_list(document=document)
         return Response({

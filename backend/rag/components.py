@@ -17,6 +17,8 @@ COMPONENT_MODULES: tuple[str, ...] = (
     "rag.retrievers.composite",
     "rag.retrievers.cross_encoder",
     "rag.retrievers.llm_rerank",
+    "rag.strategies",
+    "rag.strategies.components",
 )
 
 

@@ -28,8 +28,10 @@ KINDS: tuple[str, ...] = (
     "router",
     "classifier",
     "synthesizer",
+    "reranker",
     "web_retriever",
     "strategy",
+    "route_branch",
     "credential",
 )
 

@@ -111,6 +111,7 @@ class OpenAICompatibleEmbedding(EmbeddingModel):
         )
         credential: str | None = param(
             None,
+            json_schema_extra={"x-credential": True},
             title=ml("Credential", "Credencial", "憑證"),
             description=ml(
                 "Name of the stored credential holding the API key; leave empty for local servers that need none.",

@@ -107,7 +107,7 @@ class LocalLLM(LLM):
             description=ml("Empty uses every core.", "Vacío usa todos los núcleos.", "留空則使用所有核心。"),
         )
         max_tokens: int = param(
-            512, ge=1, le=8192,
+            384, ge=1, le=8192,
             title=ml("Maximum answer length (tokens)", "Longitud máxima de respuesta (tokens)", "回答長度上限（token）"),
             description=ml("The model stops after this many tokens.", "El modelo se detiene tras esta cantidad de tokens.",
                            "模型產生此數量的 token 後即停止。"),

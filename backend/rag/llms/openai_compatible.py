@@ -63,7 +63,7 @@ class OpenAICompatibleLLM(LLM):
                            "每個請求的等待時間。"),
         )
         credential: str | None = param(
-            None, min_length=1,
+            None, min_length=1, json_schema_extra={"x-credential": True},
             title=ml("Credential", "Credencial", "憑證"),
             description=ml(
                 "Name of the stored credential holding the API key; empty for local servers that need none.",

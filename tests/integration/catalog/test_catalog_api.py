@@ -162,3 +162,17 @@ def test_admin_edits_are_flagged_so_sync_keeps_them(client, admin_user):
     assert edited == {"en": False, "es": True, "zh-Hant": False}
     component_sync_all()
     assert Component.objects.get(name=SAMPLE.NAME).translations.get(language="es").display_name == "Editado"
+
+
+def test_presets_are_valid_trees_with_hybrid_as_the_default_and_say_what_cannot_run(client):
+    rows = {row["name"]: row for row in client.get(reverse("component-presets"), HTTP_ACCEPT_LANGUAGE="es").json()}
+    assert set(rows) == {"keyword", "semantic", "hybrid", "hybrid-llm-rerank", "hybrid-cross-encoder", "agentic"}
+    assert [name for name, row in rows.items() if row["default"]] == ["hybrid"]
+    assert rows["hybrid"]["display_name"] == "Híbrido"
+    assert rows["hybrid"]["tree"]["component"] == "EnsembleRetriever"
+    assert rows["hybrid"]["tree"]["params"]["rrf_k"] == 60  # normalised, defaults filled
+    for name in ("keyword", "semantic", "hybrid", "hybrid-llm-rerank", "agentic"):
+        assert rows[name]["available"], rows[name]["unavailable_reason"]
+    # No package ships cross-encoder weights, so this machine cannot run that preset.
+    assert rows["hybrid-cross-encoder"]["available"] is False
+    assert "cross-encoder/ms-marco-MiniLM-L-6-v2" in rows["hybrid-cross-encoder"]["unavailable_reason"]

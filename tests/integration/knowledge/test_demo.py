@@ -10,7 +10,8 @@ from knowledge.services.demo import demo_sources
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 
-def test_seeding_queues_every_guide_page_once_and_the_server_start_ingests_them(django_user_model):
+def test_the_demo_knowledge_base_is_seeded_once_ingested_at_start_and_answers_through_the_cli(django_user_model, tmp_path, monkeypatch):
+    monkeypatch.setenv("TRELLIS_MODELS_DIR", str(tmp_path))
     owner = django_user_model.objects.create_user(username="demo")
     sources = demo_sources()
     assert any(path.name.endswith(".es.md") for path in sources) and any(".zh-Hant." in path.name for path in sources)
@@ -26,3 +27,20 @@ def test_seeding_queues_every_guide_page_once_and_the_server_start_ingests_them(
     assert set(statuses.values()) == {Document.Status.READY}, statuses
     assert knowledge_base.chunks.filter(text__icontains="hybrid").exists()
     assert knowledge_base.chunks.filter(text__icontains="混合").exists()
+    _the_cli_answers_over_the_demo_knowledge_base_with_the_local_model_offline()
+
+
+def _the_cli_answers_over_the_demo_knowledge_base_with_the_local_model_offline():
+    import io
+    import json
+
+    from django.core.management import call_command
+
+    output = io.StringIO()
+    call_command("ask", "How do I build a hybrid retriever?", "--pipeline", "keyword", "--json", stdout=output)
+    state = json.loads(output.getvalue())
+    assert state["answer"].strip()
+    assert state["chunks"] and state["trace"]["llm_calls"] == 1
+    assert state["trace"]["steps"][0]["node"]["class"] == "BM25Retriever"
+    names = {citation["document_name"] for citation in state["citations"]}
+    assert names <= {f"docs › guide › {path.name}" for path in demo_sources()} | {"README.md"}

@@ -42,11 +42,45 @@ def cross_encoder_problem(model_name: str) -> str | None:
     )
 
 
-def _sigmoid(value: float) -> float:
+def sigmoid(value: float) -> float:
+    """The logistic function, without overflow for large negative logits."""
     if value >= 0:
         return 1.0 / (1.0 + math.exp(-value))
     exponential = math.exp(value)
     return exponential / (1.0 + exponential)
+
+
+def load_cross_encoder(model_name: str, device: str) -> Any:
+    """The ``sentence_transformers.CrossEncoder`` for ``model_name`` on ``device`` ("CPU" or
+    "CUDA"), loaded once per process and shared.
+
+    Raises
+    ------
+    TrellisError
+        When the model has no local copy (``cross_encoder_problem`` says what to do).
+    """
+    key = (model_name, device)
+    with _models_lock:
+        if key not in _models:
+            problem = cross_encoder_problem(model_name)
+            if problem:
+                raise TrellisError(problem)
+            from sentence_transformers import CrossEncoder
+
+            _models[key] = CrossEncoder(model_name, device=device.lower())
+        return _models[key]
+
+
+def cross_encoder_logits(model: Any, question: str, texts: Sequence[str], *, batch_size: int) -> list[float]:
+    """The raw relevance logit of each (question, text) pair, in the order of ``texts``."""
+    if not texts:
+        return []
+    import torch
+
+    # Raw logits: callers apply the sigmoid themselves so scores and distances agree exactly.
+    scores = model.predict([(question, text) for text in texts], batch_size=batch_size,
+                           activation_fn=torch.nn.Identity(), convert_to_numpy=True, show_progress_bar=False)
+    return [float(score) for score in scores.reshape(len(texts), -1)[:, 0]]
 
 
 @register
@@ -120,33 +154,18 @@ class SentenceTransformerCrossEncoderRetriever(CompositeRetriever):
         self._model()
 
     def _model(self) -> Any:
-        key = (self.params.model_name, self.params.device)
-        with _models_lock:
-            if key not in _models:
-                problem = cross_encoder_problem(self.params.model_name)
-                if problem:
-                    raise TrellisError(problem)
-                from sentence_transformers import CrossEncoder
-
-                _models[key] = CrossEncoder(self.params.model_name, device=self.params.device.lower())
-            return _models[key]
+        return load_cross_encoder(self.params.model_name, self.params.device)
 
     def _logits(self, query: str, texts: Sequence[str]) -> list[float]:
         if not texts:
             return []
-        import torch
-
-        # Raw logits: the sigmoid is applied here so scores and distances agree exactly.
-        scores = self._model().predict([(query, text) for text in texts], batch_size=self.params.batch_size,
-                                       activation_fn=torch.nn.Identity(), convert_to_numpy=True,
-                                       show_progress_bar=False)
-        return [float(score) for score in scores.reshape(len(texts), -1)[:, 0]]
+        return cross_encoder_logits(self._model(), query, texts, batch_size=self.params.batch_size)
 
     def _search(self, query: str, top_k: int, node: TraceNode) -> list[Hit]:
         candidates, child_node = self.children[0].search(query)
         node.children = [child_node]
         logits = self._logits(query, [hit.chunk.text for hit in candidates])
-        rescored = [Hit(hit.chunk, _sigmoid(logit), ({"child": 0, "rank": rank, "score": hit.score},))
+        rescored = [Hit(hit.chunk, sigmoid(logit), ({"child": 0, "rank": rank, "score": hit.score},))
                     for rank, (hit, logit) in enumerate(zip(candidates, logits, strict=True), start=1)]
         rescored.sort(key=lambda hit: -hit.score)
         return rescored[:top_k]
@@ -155,6 +174,6 @@ class SentenceTransformerCrossEncoderRetriever(CompositeRetriever):
         chunks = self.chunks_by_id or self.children[0].chunks_by_id
         known = [int(chunk_id) for chunk_id in chunk_ids if int(chunk_id) in chunks]
         logits = self._logits(query, [chunks[chunk_id].text for chunk_id in known])
-        distances = {chunk_id: 1.0 - _sigmoid(logit) for chunk_id, logit in zip(known, logits, strict=True)}
+        distances = {chunk_id: 1.0 - sigmoid(logit) for chunk_id, logit in zip(known, logits, strict=True)}
         return sorted(((int(chunk_id), distances.get(int(chunk_id), float("inf"))) for chunk_id in chunk_ids),
                       key=lambda pair: pair[1])

@@ -101,12 +101,15 @@ class DenseEmbeddingRetriever(BaseRetriever):
             self._embedding = None
         super().close()
 
+    def _has_vector_store(self) -> bool:
+        return callable(getattr(self.persistence, "vectors", None))
+
     def _collection(self) -> Any:
         return self.persistence.vectors(self.embedder().model_key, self.params.similarity_metric)
 
     def _search(self, query: str, top_k: int, node: TraceNode) -> list[Hit]:
         vector = self.embedder().embed_query(query)
-        if self.persistence is None:
+        if not self._has_vector_store():
             return self._search_in_memory(vector, top_k)
         collection = self._collection()
         chunks = self.chunks_by_id
@@ -144,7 +147,7 @@ class DenseEmbeddingRetriever(BaseRetriever):
         return [Hit(chunks[int(ids[row])], self._similarity(float(distances[row]))) for row in order]
 
     def get_chunk_vectors(self, chunk_ids: Sequence[int]) -> dict[int, np.ndarray]:
-        if self.persistence is None:
+        if not self._has_vector_store():
             ids, vectors = self._memory_index()
             position = {int(chunk_id): row for row, chunk_id in enumerate(ids)}
             return {int(i): vectors[position[int(i)]] for i in chunk_ids if int(i) in position}

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rag.core import ComponentRef, children_param, component_param, ml, param, ref, register
+from rag.llms import LLM, Attempt, Message
 from rag.llms import LocalLLM  # noqa: F401  (registers the default llm_model)
 from rag.tracing import TraceNode
 
@@ -40,6 +41,52 @@ def order_problems(order: Sequence[Any], count: int) -> list[str]:
     if missing:
         problems.append(f"ids {missing} are missing; every id must appear exactly once")
     return problems
+
+
+def numbered_passages(texts: Sequence[str], passage_characters: int) -> str:
+    """``[0] first text`` ... one block per text, each cut to ``passage_characters``."""
+    return "\n\n".join(f"[{index}] {text[:passage_characters]}" for index, text in enumerate(texts))
+
+
+def rerank_messages(question: str, texts: Sequence[str], passage_characters: int) -> list[Message]:
+    """The conversation asking for the complete order of ``texts`` as answers to ``question``."""
+    return [
+        {"role": "system", "content": SYSTEM_PROMPT},
+        {"role": "user", "content": (
+            f"Question: {question}\n\nPassages:\n{numbered_passages(texts, passage_characters)}\n\n"
+            f"Return {{\"order\": [...]}} with all {len(texts)} ids from 0 to {len(texts) - 1}, most relevant first."
+        )},
+    ]
+
+
+def llm_order(
+    llm: LLM, question: str, texts: Sequence[str], *, passage_characters: int, max_trials: int
+) -> tuple[list[int] | None, list[Attempt]]:
+    """Ask ``llm`` for the complete order of ``texts`` (indices, most relevant first).
+
+    A malformed answer or one that is not a permutation of ``0..len(texts)-1`` is asked again
+    with its problems, up to ``max_trials`` attempts in all.
+
+    Returns
+    -------
+    order : list of int or None
+        The accepted order, or None when no attempt was usable.
+    attempts : list of Attempt
+        Every attempt made, for the trace.
+    """
+    arguments, attempts = llm.call_function_with_retries(
+        rerank_messages(question, texts, passage_characters), ORDER_SCHEMA,
+        check=lambda answer: order_problems(answer["order"], len(texts)),
+        max_trials=max_trials, name="rank_passages",
+        description="the complete order of the passages, most relevant first",
+    )
+    return (list(arguments["order"]) if arguments is not None else None), attempts
+
+
+def unusable_order_message(attempts: Sequence[Attempt]) -> str:
+    """Why ``llm_order`` gave up, for a trace or an error."""
+    problems = "; ".join(attempts[-1].problems) if attempts else "no attempt was made"
+    return f"the LLM gave no usable order after {len(attempts)} attempt(s): {problems}"
 
 
 @register
@@ -109,39 +156,26 @@ class LLMRerankRetriever(CompositeRetriever):
             ),
         )
 
-    def messages(self, query: str, candidates: Sequence[Hit]) -> list[dict[str, str]]:
-        limit = self.params.passage_characters
-        passages = "\n\n".join(f"[{index}] {hit.chunk.text[:limit]}" for index, hit in enumerate(candidates))
-        return [
-            {"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": (
-                f"Question: {query}\n\nPassages:\n{passages}\n\nReturn {{\"order\": [...]}} with all "
-                f"{len(candidates)} ids from 0 to {len(candidates) - 1}, most relevant first."
-            )},
-        ]
+    def messages(self, query: str, candidates: Sequence[Hit]) -> list[Message]:
+        return rerank_messages(query, [hit.chunk.text for hit in candidates], self.params.passage_characters)
 
     def _search(self, query: str, top_k: int, node: TraceNode) -> list[Hit]:
         candidates, child_node = self.children[0].search(query)
         node.children = [child_node]
         if len(candidates) <= 1:
             return candidates[:top_k]
-        arguments, attempts = self.llm_model.call_function_with_retries(
-            self.messages(query, candidates), ORDER_SCHEMA,
-            check=lambda answer: order_problems(answer["order"], len(candidates)),
-            max_trials=self.params.function_call_max_trials, name="rank_passages",
-            description="the complete order of the passages, most relevant first",
+        order, attempts = llm_order(
+            self.llm_model, query, [hit.chunk.text for hit in candidates],
+            passage_characters=self.params.passage_characters, max_trials=self.params.function_call_max_trials,
         )
         node.details["attempts"] = [attempt.to_dict() for attempt in attempts]
-        if arguments is None:
-            raise RetrievalError(
-                f"the LLM gave no usable order after {len(attempts)} attempt(s): "
-                + "; ".join(attempts[-1].problems)
-            )
+        if order is None:
+            raise RetrievalError(unusable_order_message(attempts))
         count = len(candidates)
         return [
             Hit(candidates[index].chunk, 1.0 - position / count, ({"child": 0, "rank": index + 1,
                                                                    "score": candidates[index].score},))
-            for position, index in enumerate(arguments["order"][:top_k])
+            for position, index in enumerate(order[:top_k])
         ]
 
     def score_chunks(self, chunk_ids: Sequence[int], query: str) -> list[tuple[int, float]]:

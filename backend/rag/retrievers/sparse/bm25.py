@@ -288,6 +288,15 @@ class BM25Index:
             scores += float(self._floor[columns] @ repeats)
         return scores
 
+    def matches(self, query_tokens: Iterable[str]) -> np.ndarray:
+        """A boolean per document: does it contain at least one of ``query_tokens``?"""
+        columns, _ = self._query_columns(query_tokens)
+        matched = np.zeros(self._counts.shape[0], dtype=bool)
+        indptr, indices = self._counts.indptr, self._counts.indices
+        for column in columns.tolist():
+            matched[indices[indptr[column]:indptr[column + 1]]] = True
+        return matched
+
     def baseline(self, query_tokens: Iterable[str]) -> float:
         """The score of a document that contains none of ``query_tokens``: 0, or for BM25+ the
         ``idf · δ`` every document gets per query term."""

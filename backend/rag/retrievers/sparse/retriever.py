@@ -13,7 +13,7 @@ from rag.tracing import TraceNode
 
 from ..base import BaseRetriever, Hit, RetrieverParams
 from .bag_of_words import BagOfWordsConverter
-from .bm25 import BM25Index, BM25Parameters
+from .bm25 import BM25Index, BM25Parameters, top_k_indices
 from .storage import BM25IndexError, load_index, save_index
 
 
@@ -146,8 +146,11 @@ class BM25Retriever(BaseRetriever):
         index = self.index()
         tokens = self.vectorizer.analyze(query)
         scores = index.scores(tokens)
-        baseline = index.baseline(tokens)
-        rows = _top_rows(scores, top_k, above=baseline)
+        # Chunks that share no word with the query are not results, even to fill top_k; a
+        # matching chunk stays one even when a tiny corpus gives its words an idf of 0.
+        matched = index.matches(tokens)
+        rows = top_k_indices(np.where(matched, scores, -np.inf), top_k)
+        rows = rows[matched[rows]]
         chunks = self.chunks_by_id
         ids = index.doc_ids
         return [Hit(chunks[int(ids[row])], float(scores[row])) for row in rows if int(ids[row]) in chunks]
@@ -168,11 +171,3 @@ class BM25Retriever(BaseRetriever):
         counts = index.counts.tocsr()
         return {int(chunk_id): counts[row] for chunk_id, row in zip(chunk_ids, rows, strict=True) if row >= 0}
 
-
-def _top_rows(scores: np.ndarray, k: int, *, above: float) -> np.ndarray:
-    """Rows of the ``k`` best scores strictly above ``above`` (chunks sharing no word with the
-    query are not results), best first, ties to the lower row."""
-    from .bm25 import top_k_indices
-
-    rows = top_k_indices(scores, k)
-    return rows[scores[rows] > above + 1e-12]

@@ -1,0 +1,63 @@
+"""Session sign-in for the browser app (Django's session authentication, CSRF enforced)."""
+
+from __future__ import annotations
+
+from django.contrib.auth import authenticate, login, logout
+from django.utils.translation import gettext as _
+from django.utils.decorators import method_decorator
+from django.views.decorators.csrf import ensure_csrf_cookie
+from drf_spectacular.utils import extend_schema, extend_schema_serializer
+from rest_framework import serializers, status
+from rest_framework.authentication import SessionAuthentication
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+
+@extend_schema_serializer(component_name="Session")
+class SessionSerializer(serializers.Serializer):
+    authenticated = serializers.BooleanField()
+    id = serializers.IntegerField(allow_null=True)
+    username = serializers.CharField(allow_null=True)
+    is_staff = serializers.BooleanField()
+
+
+def _session(user) -> dict:
+    if not user.is_authenticated:
+        return {"authenticated": False, "id": None, "username": None, "is_staff": False}
+    return {"authenticated": True, "id": user.pk, "username": user.get_username(), "is_staff": user.is_staff}
+
+
+@method_decorator(ensure_csrf_cookie, name="get")
+class SessionApi(APIView):
+    """Who is signed in (GET), sign in (POST), sign out (DELETE)."""
+
+    permission_classes = [AllowAny]
+
+    @extend_schema_serializer(component_name="SignIn")
+    class InputSerializer(serializers.Serializer):
+        username = serializers.CharField(max_length=150)
+        password = serializers.CharField(max_length=256, style={"input_type": "password"}, write_only=True)
+
+    @extend_schema(operation_id="auth_session_retrieve", responses=SessionSerializer)
+    def get(self, request: Request) -> Response:
+        return Response(SessionSerializer(_session(request.user)).data)
+
+    @extend_schema(operation_id="auth_session_create", request=InputSerializer,
+                   responses={200: SessionSerializer, 400: None})
+    def post(self, request: Request) -> Response:
+        # DRF checks CSRF only for signed-in users; signing in must be protected too (login CSRF).
+        SessionAuthentication().enforce_csrf(request)
+        credentials = self.InputSerializer(data=request.data)
+        credentials.is_valid(raise_exception=True)
+        user = authenticate(request._request, **credentials.validated_data)
+        if user is None:
+            return Response({"detail": _("The user name or password is wrong.")}, status=status.HTTP_400_BAD_REQUEST)
+        login(request._request, user)
+        return Response(SessionSerializer(_session(user)).data)
+
+    @extend_schema(operation_id="auth_session_destroy", responses={204: None})
+    def delete(self, request: Request) -> Response:
+        logout(request._request)
+        return Response(status=status.HTTP_204_NO_CONTENT)

@@ -1,0 +1,236 @@
+"""Pipelines API: save, validate on save, duplicate, export and import, templates."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import Http404
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from config.api import config_errors, errors_response, serializer_errors
+from knowledge.models import KnowledgeBase
+from knowledge.selectors import knowledge_base_get
+from rag.core import ConfigValidationError
+
+from . import selectors, services
+from .models import Pipeline
+from .runtime import pipelines_readiness
+
+LANG_PARAMETER = OpenApiParameter("lang", str, description="Language of the texts (en, es, zh-Hant).")
+
+
+@extend_schema_serializer(component_name="Pipeline")
+class PipelineOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    description = serializers.CharField()
+    knowledge_base = serializers.IntegerField(source="knowledge_base_id")
+    knowledge_base_name = serializers.CharField(source="knowledge_base.name")
+    representation = serializers.SerializerMethodField()
+    ready = serializers.SerializerMethodField()
+    waiting_for = serializers.SerializerMethodField()
+    strategy = serializers.JSONField(help_text="The strategy tree, normalised (every default filled).")
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+
+    def get_representation(self, pipeline: Pipeline) -> str:
+        return selectors.pipeline_representation(pipeline, self.context.get("language"))
+
+    def _readiness(self, pipeline: Pipeline):
+        known = self.context.setdefault("readiness", {})
+        if pipeline.pk not in known:
+            known.update(pipelines_readiness([pipeline]))
+        return known[pipeline.pk]
+
+    def get_ready(self, pipeline: Pipeline) -> bool:
+        return self._readiness(pipeline).ready
+
+    def get_waiting_for(self, pipeline: Pipeline) -> list[str]:
+        return self._readiness(pipeline).waiting_for
+
+
+def _output(pipeline: Pipeline | Any, request: Request, *, many: bool = False) -> Any:
+    context: dict[str, Any] = {"language": request.LANGUAGE_CODE}
+    if many:
+        pipeline = list(pipeline)
+        context["readiness"] = pipelines_readiness(pipeline)
+    return PipelineOutputSerializer(pipeline, many=many, context=context).data
+
+
+def _pipeline(request: Request, pipeline_id: int) -> Pipeline:
+    try:
+        return selectors.pipeline_get(user=request.user, pipeline_id=pipeline_id)
+    except Pipeline.DoesNotExist:
+        raise Http404 from None
+
+
+def _knowledge_base(request: Request, knowledge_base_id: int) -> KnowledgeBase | None:
+    try:
+        return knowledge_base_get(user=request.user, knowledge_base_id=knowledge_base_id)
+    except KnowledgeBase.DoesNotExist:
+        return None
+
+
+def _unknown_knowledge_base() -> Response:
+    return errors_response([{"path": "knowledge_base", "message": "no such knowledge base", "code": "not_found"}])
+
+
+class PipelineListApi(APIView):
+    """The user's pipelines, with whether each can answer now."""
+
+    @extend_schema(operation_id="pipelines_list", parameters=[LANG_PARAMETER],
+                   responses=PipelineOutputSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        return Response(_output(selectors.pipeline_list(user=request.user), request, many=True))
+
+
+class PipelineCreateApi(APIView):
+    """Save a new pipeline. Invalid trees are refused with every error and its JSON path."""
+
+    @extend_schema_serializer(component_name="PipelineCreate")
+    class InputSerializer(serializers.Serializer):
+        name = serializers.CharField(max_length=200)
+        description = serializers.CharField(required=False, allow_blank=True, default="")
+        knowledge_base = serializers.IntegerField()
+        strategy = serializers.JSONField(help_text='A strategy component reference: {"component", "params"}.')
+
+    @extend_schema(operation_id="pipelines_create", request=InputSerializer,
+                   responses={201: PipelineOutputSerializer, 400: None})
+    def post(self, request: Request) -> Response:
+        payload = self.InputSerializer(data=request.data)
+        if not payload.is_valid():
+            return errors_response(serializer_errors(payload.errors))
+        data = payload.validated_data
+        knowledge_base = _knowledge_base(request, data["knowledge_base"])
+        if knowledge_base is None:
+            return _unknown_knowledge_base()
+        try:
+            pipeline = services.pipeline_create(owner=request.user, name=data["name"], description=data["description"],
+                                                knowledge_base=knowledge_base, strategy=data["strategy"])
+        except ConfigValidationError as exc:
+            return errors_response(config_errors(exc, request.LANGUAGE_CODE))
+        return Response(_output(pipeline, request), status=status.HTTP_201_CREATED)
+
+
+class PipelineDetailApi(APIView):
+    """One pipeline with its strategy tree."""
+
+    @extend_schema(operation_id="pipelines_retrieve", parameters=[LANG_PARAMETER], responses=PipelineOutputSerializer)
+    def get(self, request: Request, pipeline_id: int) -> Response:
+        return Response(_output(_pipeline(request, pipeline_id), request))
+
+
+class PipelineUpdateApi(APIView):
+    """Rename, re-describe, move to another knowledge base, or save a new strategy tree."""
+
+    @extend_schema_serializer(component_name="PipelineUpdate")
+    class InputSerializer(serializers.Serializer):
+        name = serializers.CharField(max_length=200, required=False)
+        description = serializers.CharField(required=False, allow_blank=True)
+        knowledge_base = serializers.IntegerField(required=False)
+        strategy = serializers.JSONField(required=False)
+
+    @extend_schema(operation_id="pipelines_partial_update", request=InputSerializer,
+                   responses={200: PipelineOutputSerializer, 400: None})
+    def patch(self, request: Request, pipeline_id: int) -> Response:
+        pipeline = _pipeline(request, pipeline_id)
+        payload = self.InputSerializer(data=request.data)
+        if not payload.is_valid():
+            return errors_response(serializer_errors(payload.errors))
+        data = dict(payload.validated_data)
+        if "knowledge_base" in data:
+            data["knowledge_base"] = _knowledge_base(request, data["knowledge_base"])
+            if data["knowledge_base"] is None:
+                return _unknown_knowledge_base()
+        try:
+            pipeline = services.pipeline_update(pipeline=pipeline, **data)
+        except ConfigValidationError as exc:
+            return errors_response(config_errors(exc, request.LANGUAGE_CODE))
+        return Response(_output(pipeline, request))
+
+
+class PipelineDeleteApi(APIView):
+    """Delete a pipeline."""
+
+    @extend_schema(operation_id="pipelines_destroy", responses={204: None})
+    def delete(self, request: Request, pipeline_id: int) -> Response:
+        services.pipeline_delete(pipeline=_pipeline(request, pipeline_id))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class PipelineDuplicateApi(APIView):
+    """A copy of the pipeline, named "<name> (copy)"."""
+
+    @extend_schema(operation_id="pipelines_duplicate", request=None, responses={201: PipelineOutputSerializer})
+    def post(self, request: Request, pipeline_id: int) -> Response:
+        copy = services.pipeline_duplicate(pipeline=_pipeline(request, pipeline_id))
+        return Response(_output(copy, request), status=status.HTTP_201_CREATED)
+
+
+@extend_schema_serializer(component_name="PipelineDocument")
+class PipelineDocumentSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    version = serializers.IntegerField()
+    strategy = serializers.JSONField()
+
+
+class PipelineExportApi(APIView):
+    """The pipeline as one JSON document (DESIGN §6), for download and import."""
+
+    @extend_schema(operation_id="pipelines_export", responses=PipelineDocumentSerializer)
+    def get(self, request: Request, pipeline_id: int) -> Response:
+        pipeline = _pipeline(request, pipeline_id)
+        response = Response(pipeline.document())
+        filename = "".join(c if c.isalnum() or c in "-_" else "-" for c in pipeline.name).strip("-") or "pipeline"
+        response["Content-Disposition"] = f'attachment; filename="{filename}.json"'
+        return response
+
+
+class PipelineImportApi(APIView):
+    """Create a pipeline from an exported document; errors carry ``document.`` paths."""
+
+    @extend_schema_serializer(component_name="PipelineImport")
+    class InputSerializer(serializers.Serializer):
+        knowledge_base = serializers.IntegerField()
+        document = serializers.JSONField()
+
+    @extend_schema(operation_id="pipelines_import", request=InputSerializer,
+                   responses={201: PipelineOutputSerializer, 400: None})
+    def post(self, request: Request) -> Response:
+        payload = self.InputSerializer(data=request.data)
+        if not payload.is_valid():
+            return errors_response(serializer_errors(payload.errors))
+        knowledge_base = _knowledge_base(request, payload.validated_data["knowledge_base"])
+        if knowledge_base is None:
+            return _unknown_knowledge_base()
+        try:
+            pipeline = services.pipeline_import(owner=request.user, knowledge_base=knowledge_base,
+                                                document=payload.validated_data["document"])
+        except ConfigValidationError as exc:
+            return errors_response(config_errors(exc, request.LANGUAGE_CODE))
+        return Response(_output(pipeline, request), status=status.HTTP_201_CREATED)
+
+
+class PipelineTemplateListApi(APIView):
+    """One-click starting points: NaiveRAG over each retriever preset."""
+
+    @extend_schema_serializer(component_name="PipelineTemplate")
+    class OutputSerializer(serializers.Serializer):
+        name = serializers.CharField()
+        display_name = serializers.CharField()
+        description = serializers.CharField()
+        icon = serializers.CharField()
+        default = serializers.BooleanField()
+        available = serializers.BooleanField()
+        unavailable_reason = serializers.CharField(allow_null=True)
+        document = PipelineDocumentSerializer()
+
+    @extend_schema(operation_id="pipelines_templates", parameters=[LANG_PARAMETER],
+                   responses=OutputSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        rows = selectors.pipeline_templates(language=request.LANGUAGE_CODE)
+        return Response(self.OutputSerializer(rows, many=True).data)

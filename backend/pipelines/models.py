@@ -1,0 +1,29 @@
+from django.conf import settings
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+from knowledge.models import KnowledgeBase
+
+
+class Pipeline(models.Model):
+    """A saved pipeline: a strategy (whose retriever slot holds the retriever tree) over one
+    knowledge base. ``strategy`` is stored normalised, every default filled."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="pipelines")
+    name = models.CharField(_("name"), max_length=200)
+    description = models.TextField(_("description"), blank=True)
+    knowledge_base = models.ForeignKey(KnowledgeBase, on_delete=models.CASCADE, related_name="pipelines")
+    strategy = models.JSONField(_("strategy"), help_text=_("A strategy component reference."))
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name", "id"]
+        constraints = [models.UniqueConstraint(fields=["owner", "name"], name="unique_pipeline_name_per_owner")]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def document(self) -> dict:
+        """The exportable JSON document (DESIGN §6)."""
+        return {"name": self.name, "version": 1, "strategy": self.strategy}

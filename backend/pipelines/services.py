@@ -1,0 +1,164 @@
+"""Writes of the pipelines app: save (validated), duplicate, import, delete."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from credentials.selectors import credential_list
+from knowledge.models import KnowledgeBase
+from knowledge.services import vector_index_ensure
+from rag.components import load_components
+from rag.core import ConfigValidationError, FieldError, iter_nodes, validate_tree
+from rag.core.i18n import gettext_noop
+from rag.core.validation import join_path
+
+from .models import Pipeline
+
+DOCUMENT_VERSION = 1
+
+
+def _credential_names(config: dict[str, Any]) -> list[tuple[str, str]]:
+    """``(json path, credential name)`` of every credential a tree refers to."""
+    registry = load_components()
+    found = []
+    for path, node in iter_nodes(config, registry=registry):
+        schema = registry.get(node["component"]).Params.model_fields
+        for name, info in schema.items():
+            extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+            value = node["params"].get(name)
+            if extra.get("x-credential") and value:
+                found.append((join_path(path, "params", name), value))
+    return found
+
+
+def dense_requirements(config: dict[str, Any], knowledge_base: KnowledgeBase) -> list[tuple[dict[str, Any], str]]:
+    """``(embedding config, metric)`` of every dense retriever in the tree (the knowledge base's
+    own model where a retriever names none)."""
+    registry = load_components()
+    needed = []
+    for _, node in iter_nodes(config, registry=registry):
+        if node["component"] == "DenseEmbeddingRetriever":
+            embedding = node["params"].get("embedding_model") or knowledge_base.embedding_model
+            pair = (embedding, node["params"].get("similarity_metric", "cosine"))
+            if pair not in needed:
+                needed.append(pair)
+    return needed
+
+
+def strategy_validate(*, owner: AbstractBaseUser, strategy: Any, path: str = "strategy") -> dict[str, Any]:
+    """The normalised strategy, or ``ConfigValidationError`` with every problem at its path:
+    the tree's own errors, components that cannot run here, and credentials the owner lacks."""
+    config, errors = validate_tree(strategy, registry=load_components(), kind="strategy", path=path,
+                                   check_availability=True)
+    if errors:
+        raise ConfigValidationError(errors)
+    assert config is not None
+    available = set(credential_list(user=owner).values_list("name", flat=True))
+    missing = [
+        FieldError(f"{path}.{where}",
+                   gettext_noop("no credential named {name!r} is available to you; add it under Credentials"),
+                   "unknown_credential", {"name": name})
+        for where, name in _credential_names(config) if name not in available
+    ]
+    if missing:
+        raise ConfigValidationError(missing)
+    return config
+
+
+def _ensure_indexes(pipeline: Pipeline) -> None:
+    """Queue the vector indexes the pipeline's dense retrievers need and the knowledge base lacks."""
+    for embedding, metric in dense_requirements(pipeline.strategy, pipeline.knowledge_base):
+        vector_index_ensure(knowledge_base=pipeline.knowledge_base, embedding_config=embedding, metric=metric)
+
+
+def _name_error(owner: AbstractBaseUser, name: str, exclude: int | None = None) -> None:
+    taken = Pipeline.objects.filter(owner=owner, name=name)
+    if exclude is not None:
+        taken = taken.exclude(pk=exclude)
+    if taken.exists():
+        raise ConfigValidationError([FieldError("name", gettext_noop("you already have a pipeline named {name!r}"),
+                                                "duplicate_name", {"name": name})])
+
+
+def pipeline_create(
+    *, owner: AbstractBaseUser, name: str, knowledge_base: KnowledgeBase, strategy: Any, description: str = ""
+) -> Pipeline:
+    """Save a new pipeline; raises ``ConfigValidationError`` with paths such as
+    ``strategy.params.retriever.params.top_k``."""
+    config = strategy_validate(owner=owner, strategy=strategy)
+    _name_error(owner, name)
+    with transaction.atomic():
+        pipeline = Pipeline.objects.create(owner=owner, name=name, description=description,
+                                           knowledge_base=knowledge_base, strategy=config)
+        _ensure_indexes(pipeline)
+    return pipeline
+
+
+def pipeline_update(
+    *,
+    pipeline: Pipeline,
+    name: str | None = None,
+    description: str | None = None,
+    knowledge_base: KnowledgeBase | None = None,
+    strategy: Any = None,
+) -> Pipeline:
+    if strategy is not None:
+        pipeline.strategy = strategy_validate(owner=pipeline.owner, strategy=strategy)
+    if name is not None:
+        _name_error(pipeline.owner, name, exclude=pipeline.pk)
+        pipeline.name = name
+    if description is not None:
+        pipeline.description = description
+    if knowledge_base is not None:
+        pipeline.knowledge_base = knowledge_base
+    with transaction.atomic():
+        pipeline.save()
+        _ensure_indexes(pipeline)
+    return pipeline
+
+
+def pipeline_delete(*, pipeline: Pipeline) -> None:
+    pipeline.delete()
+
+
+def _free_name(owner: AbstractBaseUser, wanted: str) -> str:
+    name, number = wanted, 2
+    while Pipeline.objects.filter(owner=owner, name=name).exists():
+        name, number = f"{wanted} ({number})", number + 1
+    return name
+
+
+def pipeline_duplicate(*, pipeline: Pipeline) -> Pipeline:
+    """A copy named "<name> (copy)" (numbered when that is taken)."""
+    return pipeline_create(owner=pipeline.owner, name=_free_name(pipeline.owner, f"{pipeline.name} (copy)"),
+                           knowledge_base=pipeline.knowledge_base, strategy=pipeline.strategy,
+                           description=pipeline.description)
+
+
+def pipeline_import(*, owner: AbstractBaseUser, knowledge_base: KnowledgeBase, document: Any) -> Pipeline:
+    """Create a pipeline from an exported document; errors carry ``document.`` paths."""
+    errors = []
+    if not isinstance(document, dict):
+        raise ConfigValidationError([FieldError("document", gettext_noop(
+            'must be an object like {example}'), "document_type",
+            {"example": '{"name": "...", "version": 1, "strategy": {...}}'})])
+    name = document.get("name")
+    if not isinstance(name, str) or not name.strip():
+        errors.append(FieldError("document.name", gettext_noop("is required"), "missing"))
+    if document.get("version") != DOCUMENT_VERSION:
+        errors.append(FieldError("document.version", gettext_noop("must be {version}"), "version",
+                                 {"version": DOCUMENT_VERSION}))
+    unknown = sorted(set(document) - {"name", "version", "strategy", "description"})
+    errors += [FieldError(f"document.{key}", gettext_noop("is not part of a pipeline document"), "unknown_key")
+               for key in unknown]
+    try:
+        config = strategy_validate(owner=owner, strategy=document.get("strategy"), path="document.strategy")
+    except ConfigValidationError as exc:
+        errors += exc.errors
+    if errors:
+        raise ConfigValidationError(errors)
+    return pipeline_create(owner=owner, name=_free_name(owner, name.strip()), knowledge_base=knowledge_base,
+                           strategy=config, description=str(document.get("description", "")))

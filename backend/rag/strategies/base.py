@@ -1,0 +1,226 @@
+"""The strategy core: a run over a state dict, step by step, streaming its events.
+
+A strategy's ``_execute`` runs its steps on a worker thread; ``stream`` yields the events
+(DESIGN §8) as they happen — each completed retriever node, each agentic round, each token —
+and ends with ``answer.completed`` or ``run.failed``. ``run`` and ``arun`` return the final
+state; ``astream`` is the async iterator a websocket consumer reads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, ClassVar
+
+from rag.core import ConfigObject, Params, TrellisError
+from rag.documents.models import SourceDocument
+from rag.retrievers import BaseRetriever, Hit, RetrievalError
+from rag.tracing import TraceRecorder, recording
+
+_END = object()
+
+Event = dict[str, Any]
+Message = dict[str, str]
+
+
+class StrategyError(TrellisError):
+    """A run failed; ``state`` holds what was done so far, its trace included."""
+
+    def __init__(self, message: str, state: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.state = state
+
+
+class Cancelled(Exception):
+    """The reader stopped listening; the run stops at its next step or token."""
+
+
+class RunContext:
+    """One run: its state, its event queue, its trace, and whether it was cancelled."""
+
+    def __init__(self, strategy: Strategy, question: str, top_k: int | None, history: Sequence[Message]) -> None:
+        self.strategy = strategy
+        self.events: queue.Queue[Any] = queue.Queue()
+        self.cancelled = threading.Event()
+        self.started = time.perf_counter()
+        self.recorder = TraceRecorder(
+            on_node=lambda node: self.emit({"type": "retrieval.node", "node": node.to_dict()}),
+            on_round=lambda node, summary: self.emit({"type": "retrieval.round", "node_id": node.id,
+                                                      "round": summary}),
+        )
+        self.state: dict[str, Any] = {
+            "question": question,
+            "top_k": top_k,
+            "history": list(history),
+            "chunks": [],
+            "retrieval_decision": None,
+            "filtered_chunks": None,
+            "chunks_sent": [],
+            "response": "",
+            "citations": [],
+            "trace": {"strategy": strategy.NAME, "params": strategy.trace_params or {}, "steps": [],
+                      "llm_calls": 0, "elapsed_ms": 0.0},
+        }
+
+    def emit(self, event: Event) -> None:
+        self.events.put(event)
+
+    def check(self) -> None:
+        if self.cancelled.is_set():
+            raise Cancelled
+
+    @contextmanager
+    def step(self, name: str, **details: Any) -> Iterator[dict[str, Any]]:
+        """Record a step in the trace with its timing; the block fills ``entry`` with details."""
+        self.check()
+        entry: dict[str, Any] = {"step": name, **details}
+        started = time.perf_counter()
+        try:
+            yield entry
+        finally:
+            entry["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)
+            self.state["trace"]["steps"].append(entry)
+
+    def finish(self) -> None:
+        trace = self.state["trace"]
+        trace["llm_calls"] = self.recorder.llm_calls
+        trace["elapsed_ms"] = round((time.perf_counter() - self.started) * 1000, 3)
+
+
+class Strategy(ConfigObject):
+    """Base of strategies. Subclasses implement ``_execute(run)`` with the helpers below."""
+
+    KIND: ClassVar[str] = "strategy"
+    CATEGORY: ClassVar[str] = "strategies"
+    Params: ClassVar[type[Params]] = Params
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self.documents: Mapping[int, SourceDocument] = {}
+
+    def inject_infra(self, documents: Mapping[int, SourceDocument] | None = None, **other: Any) -> None:
+        self.documents = documents or {}
+
+    # -- running ----------------------------------------------------------------------------
+
+    def stream(self, question: str, top_k: int | None = None, history: Sequence[Message] = ()) -> Iterator[Event]:
+        """Events of one run as they happen; the last is ``answer.completed`` (with ``state``) or
+        ``run.failed`` (with ``error`` and ``state``). Closing the iterator cancels the run."""
+        if top_k is not None and top_k < 1:
+            raise ValueError(f"top_k must be ≥ 1, got {top_k}")
+        run = RunContext(self, question, top_k, history)
+        worker = threading.Thread(target=self._work, args=(run,), name="trellis-strategy", daemon=True)
+        worker.start()
+        try:
+            while (event := run.events.get()) is not _END:
+                yield event
+        finally:
+            run.cancelled.set()
+
+    def _work(self, run: RunContext) -> None:
+        try:
+            with recording(run.recorder):
+                self._execute(run)
+            run.finish()
+            run.emit({"type": "answer.completed", "answer": run.state["response"],
+                      "citations": run.state["citations"], "trace": run.state["trace"], "state": run.state})
+        except Cancelled:
+            run.finish()
+        except Exception as exc:
+            run.finish()
+            message = str(exc) if isinstance(exc, TrellisError) else f"{type(exc).__name__}: {exc}"
+            run.state["trace"]["error"] = message
+            run.emit({"type": "run.failed", "error": message, "trace": run.state["trace"], "state": run.state,
+                      "exception": exc})
+        finally:
+            run.emit(_END)
+
+    def run(self, question: str, top_k: int | None = None, history: Sequence[Message] = ()) -> dict[str, Any]:
+        """The final state of one run; raises ``StrategyError`` (with the partial state) on failure."""
+        for event in self.stream(question, top_k, history):
+            if event["type"] == "answer.completed":
+                return event["state"]
+            if event["type"] == "run.failed":
+                raise StrategyError(event["error"], event["state"]) from event.get("exception")
+        raise StrategyError("the run ended without an answer", {})
+
+    async def arun(self, question: str, top_k: int | None = None, history: Sequence[Message] = ()) -> dict[str, Any]:
+        return await asyncio.to_thread(self.run, question, top_k, history)
+
+    async def astream(
+        self, question: str, top_k: int | None = None, history: Sequence[Message] = ()
+    ) -> AsyncIterator[Event]:
+        """``stream`` for async code: the run works on its own thread, the loop stays free."""
+        events = self.stream(question, top_k, history)
+        try:
+            while True:
+                event = await asyncio.to_thread(next, events, _END)
+                if event is _END:
+                    return
+                yield event
+        finally:
+            events.close()
+
+    def _execute(self, run: RunContext) -> None:
+        raise NotImplementedError
+
+    # -- steps ------------------------------------------------------------------------------
+
+    def retrieve_step(self, run: RunContext, retriever: BaseRetriever, query: str, *, name: str = "retrieve",
+                      top_k: int | None = None) -> list[Hit]:
+        """Ask ``retriever``; the step's trace holds its node (and the error, if it failed)."""
+        with run.step(name, query=query) as entry:
+            try:
+                hits, node = retriever.search(query, top_k if top_k is not None else run.state["top_k"])
+            except RetrievalError as exc:
+                entry["node"] = exc.node.to_dict() if exc.node else None
+                raise
+            entry["node"] = node.to_dict()
+        return hits
+
+    def retrieval_query(self, run: RunContext) -> str:
+        """The question, with the previous question in front when this is a follow-up, so that
+        "and its defaults?" still finds the right chunks."""
+        question = run.state["question"]
+        previous = [turn["content"] for turn in run.state["history"] if turn.get("role") == "user"]
+        return f"{previous[-1]}\n{question}" if previous else question
+
+    def generate_step(self, run: RunContext, synthesizer: Any, hits: Sequence[Hit]) -> None:
+        """Answer from ``hits`` with the synthesizer, streaming tokens as events."""
+        with run.step("generate") as entry:
+            prepared = synthesizer.prepare(run.state["question"], hits, run.state["history"], self.documents)
+            entry["budget"] = prepared.budget
+            entry["language"] = prepared.language
+            run.state["chunks_sent"] = [hit_row(hit, number) for number, hit in enumerate(prepared.sent, start=1)]
+            pieces: list[str] = []
+            stream = synthesizer.stream_answer(prepared)
+            try:
+                for delta in stream:
+                    run.check()
+                    pieces.append(delta)
+                    run.state["response"] = "".join(pieces)
+                    run.emit({"type": "generation.delta", "text": delta})
+            finally:
+                close = getattr(stream, "close", None)
+                if close is not None:
+                    close()
+            run.state["response"] = "".join(pieces)
+            run.state["citations"] = synthesizer.citations(run.state["response"], prepared, self.documents)
+
+
+def hit_row(hit: Hit, number: int | None = None) -> dict[str, Any]:
+    """A chunk as the state and the stored trace keep it."""
+    chunk = hit.chunk
+    row = {"chunk_id": chunk.id, "document_id": chunk.document_id, "position": chunk.position,
+           "score": float(hit.score), "text": chunk.text, "metadata": chunk.metadata}
+    if number is not None:
+        row["n"] = number
+    return row
+
+
+def set_chunks(run: RunContext, key: str, hits: Sequence[Hit]) -> None:
+    run.state[key] = [hit_row(hit) for hit in hits]

@@ -1,0 +1,173 @@
+"""Re-rankers over a given list of hits: an LLM's complete order, or a cross-encoder's scores.
+
+They share their logic with ``LLMRerankRetriever`` and ``SentenceTransformerCrossEncoderRetriever``
+(which re-rank their child's candidates instead).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from rag.core import ComponentRef, component_param, ml, param, ref, register
+from rag.core import Params as BaseParams
+from rag.llms import LocalLLM  # noqa: F401  (registers the default llm)
+from rag.retrievers import Hit
+from rag.retrievers.cross_encoder.retriever import (
+    DEFAULT_MODEL,
+    cross_encoder_logits,
+    cross_encoder_problem,
+    load_cross_encoder,
+    sigmoid,
+)
+from rag.retrievers.llm_rerank.retriever import llm_order, unusable_order_message
+
+from ..slots import Outcome, Reranker
+
+_KEEP_TITLE = ml("Keep", "Conservar", "保留數")
+_KEEP_DESCRIPTION = ml("How many re-ranked chunks to keep.", "Cuántos fragmentos reordenados conservar.",
+                       "重新排序後要保留的區塊數。")
+
+
+def reranked_rows(hits: Sequence[Hit], ranks: Sequence[int]) -> list[dict[str, Any]]:
+    """``{"chunk_id", "score", "from_rank"}`` per kept hit, for the trace (ranks are 1-based)."""
+    return [{"chunk_id": hit.chunk.id, "score": hit.score, "from_rank": rank} for hit, rank in zip(hits, ranks,
+                                                                                                 strict=True)]
+
+
+@register
+class LLMReranker(Reranker):
+    """An LLM reads the hits and returns their complete order; the best ``top_k`` are kept.
+
+    The answer must be ``{"order": [...]}`` naming every hit's id exactly once (asked again with
+    the problems, up to ``function_call_max_trials`` attempts). Scores become
+    ``1 - position / len(hits)``. When no answer is usable the incoming order is kept (cut to
+    ``top_k``) and ``details["fallback"]`` says why. One hit or none needs no call.
+    """
+
+    ICON = "list-ordered"
+    DISPLAY_NAME = ml("LLM re-ranker", "Reordenador con LLM", "LLM 重新排序")
+    DESCRIPTION = ml(
+        "An LLM reads the retrieved chunks and puts them in order of relevance to the question.",
+        "Un LLM lee los fragmentos recuperados y los ordena por relevancia para la pregunta.",
+        "由 LLM 閱讀檢索到的區塊，依與問題的相關性排序。",
+    )
+    REPRESENTATION = ml(
+        "LLM re-rank · {llm.component} · keep {top_k}",
+        "Reordenar con LLM · {llm.component} · conserva {top_k}",
+        "LLM 重新排序 · {llm.component} · 保留 {top_k}",
+    )
+
+    class Params(BaseParams):
+        llm: ComponentRef = component_param(
+            "llm", default=ref("LocalLLM"),
+            title=ml("Language model", "Modelo de lenguaje", "語言模型"),
+            description=ml("The model that orders the chunks.", "El modelo que ordena los fragmentos.",
+                           "負責排序區塊的模型。"),
+        )
+        top_k: int = param(5, ge=1, le=1000, title=_KEEP_TITLE, description=_KEEP_DESCRIPTION)
+        function_call_max_trials: int = param(
+            3, ge=1, le=10,
+            title=ml("Attempts", "Intentos", "嘗試次數"),
+            description=ml(
+                "How many times to ask again when the order is malformed or incomplete.",
+                "Cuántas veces preguntar de nuevo si el orden está mal formado o incompleto.",
+                "當排序格式錯誤或不完整時，最多重新詢問幾次。",
+            ),
+        )
+        passage_characters: int = param(
+            600, ge=50, le=20_000,
+            title=ml("Characters per chunk", "Caracteres por fragmento", "每個區塊的字元數"),
+            description=ml(
+                "Each chunk is shown to the LLM cut to this length.",
+                "Cada fragmento se muestra al LLM recortado a esta longitud.",
+                "每個區塊會截短至此長度後提供給 LLM。",
+            ),
+        )
+
+    def rerank(self, question: str, hits: Sequence[Hit]) -> Outcome:
+        """The best ``top_k`` hits in the LLM's order; details hold ``attempts``, ``order`` and
+        ``reranked`` (kept chunk ids with their new score and former rank)."""
+        top_k = self.params.top_k
+        if len(hits) <= 1:
+            return Outcome(list(hits[:top_k]), {"candidates": len(hits), "attempts": []})
+        order, attempts = llm_order(
+            self.llm, question, [hit.chunk.text for hit in hits],
+            passage_characters=self.params.passage_characters, max_trials=self.params.function_call_max_trials,
+        )
+        details: dict[str, Any] = {"candidates": len(hits), "attempts": [attempt.to_dict() for attempt in attempts]}
+        if order is None:
+            details["fallback"] = f"{unusable_order_message(attempts)}; kept the incoming order"
+            return Outcome(list(hits[:top_k]), details)
+        count = len(hits)
+        kept = [Hit(hits[index].chunk, 1.0 - position / count, hits[index].sources)
+                for position, index in enumerate(order[:top_k])]
+        details["order"] = order
+        details["reranked"] = reranked_rows(kept, [index + 1 for index in order[:top_k]])
+        return Outcome(kept, details)
+
+
+@register
+class CrossEncoderReranker(Reranker):
+    """Scores each (question, chunk) pair with a sentence-transformers cross-encoder and keeps
+    the best ``top_k``. Scores are ``sigmoid(logit)`` in (0, 1); ties keep the incoming order."""
+
+    ICON = "arrow-up-down"
+    DISPLAY_NAME = ml("Cross-encoder re-ranker", "Reordenador cross-encoder", "交叉編碼器重新排序")
+    DESCRIPTION = ml(
+        "Reads the question together with each retrieved chunk with a cross-encoder model and re-orders "
+        "the chunks by relevance; slower than retrieval, usually more precise.",
+        "Lee la pregunta junto con cada fragmento recuperado mediante un modelo cross-encoder y reordena "
+        "los fragmentos por relevancia; más lento que recuperar, normalmente más preciso.",
+        "以交叉編碼器模型同時讀取問題與每個檢索到的區塊，依相關性重新排序；比檢索慢，但通常更精確。",
+    )
+    REPRESENTATION = ml(
+        "Cross-encoder · {model_name} · keep {top_k}",
+        "Cross-encoder · {model_name} · conserva {top_k}",
+        "交叉編碼器 · {model_name} · 保留 {top_k}",
+    )
+
+    class Params(BaseParams):
+        model_name: str = param(
+            DEFAULT_MODEL, min_length=1, max_length=500,
+            title=ml("Model", "Modelo", "模型"),
+            description=ml(
+                "A Hugging Face cross-encoder name with a local copy, or a local directory.",
+                "Un cross-encoder de Hugging Face con copia local, o un directorio local.",
+                "已有本機副本的 Hugging Face 交叉編碼器名稱，或本機目錄。",
+            ),
+        )
+        top_k: int = param(5, ge=1, le=1000, title=_KEEP_TITLE, description=_KEEP_DESCRIPTION)
+        batch_size: int = param(
+            32, ge=1, le=1024,
+            title=ml("Batch size", "Tamaño de lote", "批次大小"),
+            description=ml("Pairs scored per batch.", "Pares puntuados por lote.", "每批評分的配對數。"),
+        )
+        device: Literal["CPU", "CUDA"] = param(
+            "CPU",
+            title=ml("Device", "Dispositivo", "裝置"),
+            description=ml("Where the model runs.", "Dónde se ejecuta el modelo.", "模型執行的位置。"),
+        )
+
+    @classmethod
+    def availability_problem(cls, params: Mapping[str, Any]) -> str | None:
+        return cross_encoder_problem(params["model_name"])
+
+    def init_model(self) -> None:
+        load_cross_encoder(self.params.model_name, self.params.device)
+
+    def rerank(self, question: str, hits: Sequence[Hit]) -> Outcome:
+        """The best ``top_k`` hits by cross-encoder score; ``details["reranked"]`` lists the kept
+        chunk ids with their score and former rank."""
+        if not hits:
+            return Outcome([], {"candidates": 0, "reranked": []})
+        model = load_cross_encoder(self.params.model_name, self.params.device)
+        logits = cross_encoder_logits(model, question, [hit.chunk.text for hit in hits],
+                                      batch_size=self.params.batch_size)
+        ranked = sorted(
+            ((rank, Hit(hit.chunk, sigmoid(logit), hit.sources))
+             for rank, (hit, logit) in enumerate(zip(hits, logits, strict=True), start=1)),
+            key=lambda pair: -pair[1].score,
+        )[:self.params.top_k]
+        kept = [hit for _, hit in ranked]
+        return Outcome(kept, {"candidates": len(hits), "reranked": reranked_rows(kept, [rank for rank, _ in ranked])})

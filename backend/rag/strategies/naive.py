@@ -1,0 +1,89 @@
+"""``NaiveRAG``: [query expansion] → retrieve → [relevance filter] → [re-rank] → generate."""
+
+from __future__ import annotations
+
+from rag.core import ComponentRef, component_param, ml, param, ref, register
+from rag.presets import default_retriever
+from rag.retrievers import Hit
+
+from .base import RunContext, Strategy, set_chunks
+from .steps import expand_and_retrieve, filter_step, rerank_step
+from .synthesizer import ResponseSynthesizer  # noqa: F401  (registers the default synthesizer)
+
+RETRIEVER_TITLE = ml("Retriever", "Recuperador", "檢索器")
+RETRIEVER_DESCRIPTION = ml(
+    "The retriever tree that finds the chunks.", "El árbol de recuperadores que encuentra los fragmentos.",
+    "找出區塊的檢索器樹。",
+)
+SYNTHESIZER_TITLE = ml("Response synthesizer", "Sintetizador de respuestas", "回答合成器")
+SYNTHESIZER_DESCRIPTION = ml("Writes the answer.", "Redacta la respuesta.", "撰寫回答。")
+RERANKER_TITLE = ml("Re-ranker", "Reordenador", "重新排序器")
+RERANKER_DESCRIPTION = ml(
+    "Optional: re-orders the chunks before the answer is written.",
+    "Opcional: reordena los fragmentos antes de redactar la respuesta.",
+    "選用：在撰寫回答前重新排序區塊。",
+)
+
+
+@register
+class NaiveRAG(Strategy):
+    """Retrieve once (or once per expanded query, fused by RRF), optionally filter and re-rank,
+    then answer."""
+
+    ICON = "workflow"
+    DISPLAY_NAME = ml("Naive RAG", "RAG simple", "基本 RAG")
+    DESCRIPTION = ml(
+        "Retrieve, optionally filter and re-rank, then answer: the straightforward pipeline.",
+        "Recupera, opcionalmente filtra y reordena, y luego responde: la canalización directa.",
+        "檢索，選擇性地篩選與重新排序，然後回答：最直接的管線。",
+    )
+    REPRESENTATION = ml(
+        "Naive RAG · {retriever.component} → {response_synthesizer.llm.component}",
+        "RAG simple · {retriever.component} → {response_synthesizer.llm.component}",
+        "基本 RAG · {retriever.component} → {response_synthesizer.llm.component}",
+    )
+
+    class Params(Strategy.Params):
+        retriever: ComponentRef = component_param("retriever", default=default_retriever(), title=RETRIEVER_TITLE,
+                                                  description=RETRIEVER_DESCRIPTION)
+        response_synthesizer: ComponentRef = component_param(
+            "synthesizer", default=ref("ResponseSynthesizer"), title=SYNTHESIZER_TITLE,
+            description=SYNTHESIZER_DESCRIPTION,
+        )
+        query_transformer: ComponentRef | None = component_param(
+            "query_transformer", optional=True,
+            title=ml("Query expansion", "Expansión de la consulta", "查詢擴展"),
+            description=ml(
+                "Optional: rewrites the question into several queries, retrieved one by one and fused.",
+                "Opcional: reescribe la pregunta en varias consultas, recuperadas por separado y fusionadas.",
+                "選用：將問題改寫為多個查詢，分別檢索後融合。",
+            ),
+        )
+        relevance_filter: ComponentRef | None = component_param(
+            "relevance_filter", optional=True,
+            title=ml("Relevance filter", "Filtro de relevancia", "相關性篩選"),
+            description=ml("Optional: drops chunks that do not help answer.",
+                           "Opcional: descarta los fragmentos que no ayudan a responder.",
+                           "選用：捨棄對回答沒有幫助的區塊。"),
+        )
+        reranker: ComponentRef | None = component_param("reranker", optional=True, title=RERANKER_TITLE,
+                                                        description=RERANKER_DESCRIPTION)
+        top_k: int | None = param(
+            None, ge=1, le=1000,
+            title=ml("Chunks retrieved", "Fragmentos recuperados", "檢索區塊數"),
+            description=ml("Overrides the retriever's own top_k; empty keeps it.",
+                           "Reemplaza el top_k del recuperador; vacío lo mantiene.",
+                           "覆寫檢索器自身的 top_k；留空則沿用。"),
+        )
+
+    def _execute(self, run: RunContext) -> None:
+        if run.state["top_k"] is None:
+            run.state["top_k"] = self.params.top_k
+        hits: list[Hit] = expand_and_retrieve(self, run, self.retriever, self.query_transformer)
+        set_chunks(run, "chunks", hits)
+        if self.relevance_filter is not None:
+            hits = filter_step(run, self.relevance_filter, hits)
+            set_chunks(run, "filtered_chunks", hits)
+        if self.reranker is not None:
+            hits = rerank_step(run, self.reranker, hits)
+        self.generate_step(run, self.response_synthesizer, hits)

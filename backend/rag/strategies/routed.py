@@ -1,0 +1,203 @@
+"""``RoutedStrategy``: send each question to the branch that fits it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import model_validator
+
+from rag.core import ComponentRef, ConfigObject, Params, children_param, component_param, ml, param, register
+
+from .base import RunContext, Strategy
+
+NO_MATCH = "no_match"
+"""The reserved route meaning "no branch fits"; it cannot name a branch."""
+
+NO_MATCH_ANSWER = {
+    "en": "None of this pipeline's branches handles this question.",
+    "es": "Ninguna rama de esta canalización atiende esta pregunta.",
+    "zh-Hant": "此管線沒有任何分支能處理這個問題。",
+}
+
+
+def branch_problem(branches: list[tuple[str | None, bool]], *, router: bool) -> str | None:
+    """Why ``(name, has classifier)`` branches do not form a valid routing, or None."""
+    names = [name for name, _ in branches]
+    if NO_MATCH in names:
+        return f"{NO_MATCH!r} is reserved for questions no branch takes; name the branch otherwise"
+    duplicates = sorted({name for name in names if name is not None and names.count(name) > 1})
+    if duplicates:
+        return f"branch names must be unique; repeated: {', '.join(duplicates)}"
+    with_classifier = [name for name, classified in branches if classified]
+    without = [name for name, classified in branches if not classified]
+    if router and with_classifier:
+        return f"router mode and classifier mode do not mix: branches {with_classifier} have classifiers"
+    if not router and without:
+        return f"in classifier mode every branch needs a classifier: {without} have none"
+    return None
+
+
+@register
+class RouteBranch(ConfigObject):
+    """One branch of a routed strategy: a name, a strategy, and (classifier mode) a classifier."""
+
+    KIND = "route_branch"
+    CATEGORY = "routing"
+    ICON = "git-branch"
+    DISPLAY_NAME = ml("Branch", "Rama", "分支")
+    DESCRIPTION = ml(
+        "A named branch: the strategy that answers the questions routed to it.",
+        "Una rama con nombre: la estrategia que responde las preguntas que se le envían.",
+        "具名的分支：負責回答被分派到此處之問題的策略。",
+    )
+    REPRESENTATION = ml(
+        "{name} · {classifier.component|router decides} → {strategy.component}",
+        "{name} · {classifier.component|decide el enrutador} → {strategy.component}",
+        "{name} · {classifier.component|由路由器決定} → {strategy.component}",
+    )
+
+    class Params(Params):
+        name: str = param(
+            ..., min_length=1, max_length=64, pattern=r"^[\w\-. ]+$",
+            title=ml("Name", "Nombre", "名稱"),
+            description=ml("What the router calls this branch.", "Cómo llama el enrutador a esta rama.",
+                           "路由器用來稱呼此分支的名稱。"),
+        )
+        classifier: ComponentRef | None = component_param(
+            "classifier", optional=True,
+            title=ml("Classifier", "Clasificador", "分類器"),
+            description=ml(
+                "Classifier mode: the first branch whose classifier matches takes the question.",
+                "Modo clasificador: la primera rama cuyo clasificador coincide toma la pregunta.",
+                "分類器模式：第一個分類器相符的分支會接手問題。",
+            ),
+        )
+        strategy: ComponentRef = component_param(
+            "strategy", default={"component": "NaiveRAG", "params": {}},
+            title=ml("Strategy", "Estrategia", "策略"),
+            description=ml("Answers this branch's questions.", "Responde las preguntas de esta rama.",
+                           "回答此分支的問題。"),
+        )
+
+    EXAMPLE_PARAMS = {"name": "general"}
+
+
+@register
+class RoutedStrategy(Strategy):
+    """Routes each question to one branch (DESIGN §6).
+
+    Classifier mode: branches are tried in order and the first whose classifier matches takes
+    the question. Router mode (``set_router``): a router chooses among the branch names. When
+    nothing fits (the router answers ``no_match`` or a name that is not a branch), the
+    ``no_match`` strategy answers, or a plain "no branch" reply when there is none. The branch
+    taken and why are in the trace, with the branch's own trace nested.
+    """
+
+    ICON = "split"
+    DISPLAY_NAME = ml("Routed strategy", "Estrategia enrutada", "路由策略")
+    DESCRIPTION = ml(
+        "Sends each question to the branch that fits it, chosen by keyword classifiers or an LLM router.",
+        "Envía cada pregunta a la rama adecuada, elegida por clasificadores de palabras clave o un enrutador LLM.",
+        "依關鍵字分類器或 LLM 路由器，將每個問題送往合適的分支。",
+    )
+    REPRESENTATION = ml(
+        "Routed · {branches} · router {router.component|classifiers}",
+        "Enrutada · {branches} · enrutador {router.component|clasificadores}",
+        "路由 · {branches} · 路由器 {router.component|分類器}",
+    )
+
+    class Params(Strategy.Params):
+        branches: list[ComponentRef] = children_param(
+            "route_branch", min_children=0, default=[],
+            title=ml("Branches", "Ramas", "分支"),
+            description=ml("Tried in order in classifier mode.", "Se prueban en orden en modo clasificador.",
+                           "分類器模式下依序嘗試。"),
+        )
+        router: ComponentRef | None = component_param(
+            "router", optional=True,
+            title=ml("Router", "Enrutador", "路由器"),
+            description=ml("Router mode: chooses the branch by name.", "Modo enrutador: elige la rama por su nombre.",
+                           "路由器模式：依名稱選擇分支。"),
+        )
+        no_match: ComponentRef | None = component_param(
+            "strategy", optional=True,
+            title=ml("When no branch fits", "Cuando ninguna rama encaja", "沒有分支相符時"),
+            description=ml("Answers questions no branch takes; empty gives a short refusal.",
+                           "Responde las preguntas que ninguna rama toma; vacío da una breve negativa.",
+                           "回答沒有分支接手的問題；留空則簡短拒絕。"),
+        )
+
+        @model_validator(mode="after")
+        def _modes_do_not_mix(self) -> RoutedStrategy.Params:
+            problem = branch_problem([(branch.params.get("name"), branch.params.get("classifier") is not None)
+                                      for branch in self.branches], router=self.router is not None)
+            if problem:
+                raise ValueError(problem)
+            return self
+
+    def _check(self, branches: list[Any], router: Any) -> None:
+        problem = branch_problem([(branch.params.name, branch.classifier is not None) for branch in branches],
+                                 router=router is not None)
+        if problem:
+            raise ValueError(problem)
+
+    # -- the Python API ---------------------------------------------------------------------
+
+    def add_branch(self, name: str, classifier: Any = None, branch: Any = None) -> RouteBranch:
+        """Add a branch; ``branch`` is a strategy, a strategy reference or a pipeline document
+        (``{"name", "version", "strategy"}``)."""
+        if branch is None:
+            raise ValueError(f"branch {name!r} needs a strategy or pipeline")
+        if isinstance(branch, dict) and "strategy" in branch and "component" not in branch:
+            branch = branch["strategy"]
+        candidate = RouteBranch(name=name, classifier=classifier, strategy=branch)
+        self._check([*self.branches, candidate], self.router)
+        self.branches.append(candidate)
+        return candidate
+
+    def set_router(self, router: Any) -> None:
+        """Switch to router mode (or replace the router): the branches stay, the pipeline is rebuilt."""
+        self._check(self.branches, router)
+        if isinstance(router, dict):
+            router = self.registry().get(router["component"])(**router.get("params", {}))
+        if router.KIND != "router":
+            raise ValueError(f"{router.NAME} is a {router.KIND}, not a router")
+        self.router = router
+
+    # -- running ----------------------------------------------------------------------------
+
+    def _choose(self, run: RunContext) -> tuple[Any | None, dict[str, Any]]:
+        question = run.state["question"]
+        names = [branch.params.name for branch in self.branches]
+        if self.router is not None:
+            decision = self.router.route(question, [*names, NO_MATCH])
+            chosen = next((branch for branch in self.branches if branch.params.name == decision.route), None)
+            return chosen, {"mode": "router", "route": decision.route, "why": decision.reason,
+                            "details": decision.details}
+        for branch in self.branches:
+            if branch.classifier.matches(question):
+                return branch, {"mode": "classifier", "route": branch.params.name,
+                                "why": f"{branch.classifier.NAME} matched (first match in order)"}
+        return None, {"mode": "classifier", "route": NO_MATCH, "why": "no classifier matched"}
+
+    def _execute(self, run: RunContext) -> None:
+        with run.step("route") as entry:
+            chosen, decision = self._choose(run)
+            entry.update(decision)
+            entry["branch"] = chosen.params.name if chosen is not None else NO_MATCH
+        strategy = chosen.strategy if chosen is not None else self.no_match
+        run.state["retrieval_decision"] = entry["branch"]
+        if strategy is None:
+            from .synthesizer import detect_language
+
+            run.state["response"] = NO_MATCH_ANSWER[detect_language(run.state["question"])]
+            run.emit({"type": "generation.delta", "text": run.state["response"]})
+            return
+        with run.step("branch", branch=entry["branch"], strategy=strategy.NAME) as branch_entry:
+            strategy.documents = self.documents
+            nested = RunContext(strategy, run.state["question"], run.state["top_k"], run.state["history"])
+            nested.events, nested.cancelled, nested.recorder = run.events, run.cancelled, run.recorder
+            strategy._execute(nested)
+            branch_entry["trace"] = nested.state["trace"]
+        for key in ("chunks", "filtered_chunks", "chunks_sent", "response", "citations"):
+            run.state[key] = nested.state[key]

@@ -1,0 +1,72 @@
+"""Small slot components with fixed behaviour, in a private registry, to drive every branch."""
+
+from rag.core import Params, Registry, ml, param
+from rag.retrievers import Hit
+from rag.strategies.slots import Classifier, Judgement, Outcome, QueryTransformer, RelevanceEvaluator, RouteDecision
+from rag.strategies.slots import Router, WebRetriever
+from rag.documents.models import Chunk
+
+registry = Registry()
+TEXTS = dict(DISPLAY_NAME=ml("T", "T", "T"), DESCRIPTION=ml("t", "t", "t"), ICON="x")
+
+
+@registry.register
+class JudgeByWord(RelevanceEvaluator):
+    """Relevant when the chunk's text contains ``word``."""
+
+    locals().update(TEXTS)
+
+    class Params(Params):
+        word: str = param("", title=ml("w"))
+
+    def evaluate(self, question, hits):
+        return [Judgement(hit.chunk.id, self.params.word in hit.chunk.text, "contains the word"
+                          if self.params.word in hit.chunk.text else "lacks the word") for hit in hits], {"judge": "word"}
+
+
+@registry.register
+class FixedWeb(WebRetriever):
+    locals().update(TEXTS)
+
+    class Params(Params):
+        pass
+
+    def search(self, question, top_k=None):
+        chunk = Chunk(-7, -1, 0, "From the web: trellis means lattice.", {"url": "https://example.org/t", "title": "Web"})
+        return Outcome([Hit(chunk, 1.0)], {"provider": "fixed"})
+
+
+@registry.register
+class Variants(QueryTransformer):
+    locals().update(TEXTS)
+
+    class Params(Params):
+        pass
+
+    def transform(self, question):
+        return [question, "mitochondria energy", "Rust ownership"], {"how": "fixed"}
+
+
+@registry.register
+class HasWord(Classifier):
+    locals().update(TEXTS)
+
+    class Params(Params):
+        word: str = param("", title=ml("w"))
+
+    def matches(self, question):
+        return self.params.word in question.lower()
+
+
+@registry.register
+class FixedRouter(Router):
+    locals().update(TEXTS)
+
+    class Params(Params):
+        answer: str = param("", title=ml("a"))
+
+    def route(self, question, routes):
+        return RouteDecision(self.params.answer, f"fixed to {self.params.answer}", {"routes": list(routes)})
+
+
+registry.freeze()

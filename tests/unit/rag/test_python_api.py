@@ -1,0 +1,76 @@
+"""The Python API over a folder of files, as a notebook uses it."""
+
+import pytest
+
+from backend.rag import RAG
+from tests.support.scripted_openai import chat_response, chat_stream
+
+pytestmark = pytest.mark.unit
+
+CHAT = "/v1/chat/completions"
+
+
+@pytest.fixture
+def folder(tmp_path):
+    (tmp_path / "rust.md").write_text("# Rust\n\nRust guarantees memory safety through ownership and borrowing.\n")
+    (tmp_path / "django.txt").write_text("Django ships an ORM, an admin panel and templates.")
+    (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4 this is not really a pdf")
+    return tmp_path
+
+
+def keyword_pipeline(server):
+    return {"component": "NaiveRAG", "params": {
+        "retriever": {"component": "BM25Retriever", "params": {"top_k": 2}},
+        "response_synthesizer": {"component": "ResponseSynthesizer", "params": {
+            "llm": {"component": "OpenAICompatibleLLM", "params": {"base_url": server.base_url, "model": "m"}}}},
+    }}
+
+
+def test_answers_over_a_folder_and_shows_what_the_model_was_given(scripted_openai, folder):
+    scripted_openai.enqueue(CHAT, chat_stream(["Ownership [1]."]))
+    rag = RAG(keyword_pipeline(scripted_openai))
+    assert rag(folder, "How does Rust stay memory safe?") == "Ownership [1]."
+    assert rag.docs[0]["text"].startswith("# Rust") or "ownership" in rag.docs[0]["text"]
+    assert rag.state["citations"][0]["document_name"] == "rust.md"
+    assert [name for name, _ in rag.skipped] == [str(folder / "broken.pdf")]
+
+
+def test_stream_yields_the_text_as_it_comes(scripted_openai, folder):
+    scripted_openai.enqueue(CHAT, chat_stream(["An ", "ORM."]))
+    rag = RAG(keyword_pipeline(scripted_openai))
+    assert list(rag([folder / "django.txt"], "What does Django ship?", stream=True)) == ["An ", "ORM."]
+    assert rag.docs[0]["chunk_id"] == 1
+
+
+def test_a_callable_reranker_must_return_a_permutation(scripted_openai, folder):
+    scripted_openai.enqueue(CHAT, chat_stream(["ok"]))
+    rag = RAG(keyword_pipeline(scripted_openai))
+    rag(folder, "Rust Django", reranker=lambda query, documents: list(reversed(range(len(documents)))),
+        rerank_top_k=1)
+    assert len(rag.docs) == 1
+    with pytest.raises(ValueError, match="permutation"):
+        rag(folder, "Rust Django", reranker=lambda query, documents: [0])
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [({"rerank_top_k": 0}, "positive integer"), ({"rerank_top_k": "3"}, "positive integer"),
+     ({"reranker": "cloud"}, "reranker must be"), ({"reranker": "local:"}, "reranker must be")],
+)
+def test_bad_reranker_options_are_value_errors(scripted_openai, folder, options, message):
+    with pytest.raises(ValueError, match=message):
+        RAG(keyword_pipeline(scripted_openai))(folder, "q", **options)
+
+
+def test_a_preset_name_builds_naive_rag_over_that_retriever_and_unknown_names_are_refused():
+    assert RAG("keyword").config == {"component": "NaiveRAG", "params": {"retriever": {
+        "component": "BM25Retriever", "params": {"top_k": 10}}}}
+    with pytest.raises(ValueError, match="unknown preset"):
+        RAG("fastest")
+
+
+def test_the_local_reranker_spelling_uses_an_llm_and_local_model_a_cross_encoder(scripted_openai, folder):
+    rag = RAG(keyword_pipeline(scripted_openai))
+    assert rag.strategy(folder, reranker="local").reranker.NAME == "LLMReranker"
+    assert rag.strategy(folder, reranker="local:/models/ce").reranker.params.model_name == "/models/ce"
+    scripted_openai.enqueue(CHAT, chat_response("unused"))
