@@ -1,7 +1,9 @@
 """Websocket routes of every app, gathered for the ASGI router."""
 
+from chat.routing import websocket_urlpatterns as chat_websocket_urlpatterns
 from knowledge.routing import websocket_urlpatterns as knowledge_websocket_urlpatterns
 
 websocket_urlpatterns: list = [
     *knowledge_websocket_urlpatterns,
+    *chat_websocket_urlpatterns,
 ]

@@ -114,6 +114,7 @@ INSTALLED_APPS = [
     "knowledge",
     "credentials",
     "pipelines",
+    "chat",
     "web",
 ]
 
@@ -196,6 +197,9 @@ TRELLIS_MAX_PAGES = _env_int("TRELLIS_MAX_PAGES", 2000)
 TRELLIS_MAX_CHARACTERS = _env_int("TRELLIS_MAX_CHARACTERS", 20_000_000)
 TRELLIS_MAX_CHUNKS_PER_DOCUMENT = _env_int("TRELLIS_MAX_CHUNKS_PER_DOCUMENT", 50_000)
 DATA_UPLOAD_MAX_NUMBER_FILES = _env_int("TRELLIS_MAX_FILES_PER_UPLOAD", 100)
+
+# How many earlier question–answer pairs a chat sends along, so follow-up questions work.
+TRELLIS_CHAT_HISTORY_TURNS = _env_int("TRELLIS_CHAT_HISTORY_TURNS", 3)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

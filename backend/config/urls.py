@@ -8,6 +8,7 @@ api_v1 = [
     path("", include("knowledge.urls")),
     path("", include("credentials.urls")),
     path("", include("pipelines.urls")),
+    path("", include("chat.urls")),
 ]
 
 urlpatterns = [

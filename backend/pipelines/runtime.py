@@ -19,6 +19,7 @@ from .services import dense_requirements
 
 _lock = threading.Lock()
 _built: OrderedDict[tuple, Strategy] = OrderedDict()
+_building: dict[tuple, threading.Lock] = {}
 _CACHE_SIZE = 8
 
 
@@ -65,10 +66,18 @@ def pipeline_strategy(pipeline: Pipeline) -> Strategy:
         if key in _built:
             _built.move_to_end(key)
             return _built[key]
-    strategy = build(pipeline.strategy, kind="strategy", registry=load_components(),
-                     infra=retriever_infra(knowledge_base), credentials=credential_resolver_for(pipeline.owner))
-    with _lock:
-        _built[key] = strategy
-        while len(_built) > _CACHE_SIZE:
-            _built.popitem(last=False)
+        building = _building.setdefault(key, threading.Lock())
+    # One build per version: questions arriving together wait for it instead of each loading
+    # the chunks and indices again.
+    with building:
+        with _lock:
+            if key in _built:
+                return _built[key]
+        strategy = build(pipeline.strategy, kind="strategy", registry=load_components(),
+                         infra=retriever_infra(knowledge_base), credentials=credential_resolver_for(pipeline.owner))
+        with _lock:
+            _built[key] = strategy
+            _building.pop(key, None)
+            while len(_built) > _CACHE_SIZE:
+                _built.popitem(last=False)
     return strategy

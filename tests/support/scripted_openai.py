@@ -89,7 +89,11 @@ class ScriptedOpenAIServer:
         Every request received, in order.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, default_answer: list[str] | None = None, record: bool = True) -> None:
+        """``default_answer``: deltas every unscripted chat completion answers with (streamed
+        when asked to stream), for load tests; ``record=False`` keeps no request log."""
+        self.default_answer = default_answer
+        self.record = record
         self.requests: list[RecordedRequest] = []
         self._script: dict[str, collections.deque[Any]] = collections.defaultdict(collections.deque)
         self._lock = threading.Lock()
@@ -159,10 +163,14 @@ class ScriptedOpenAIServer:
 
     def _record_and_choose(self, method: str, request: RecordedRequest) -> Any:
         with self._lock:
-            self.requests.append(request)
+            if self.record:
+                self.requests.append(request)
             queue = self._script.get(request.path)
             if queue:
                 return queue.popleft()
+        if self.default_answer is not None and method == "POST" and request.path == "/v1/chat/completions":
+            wants_stream = isinstance(request.body, dict) and request.body.get("stream")
+            return chat_stream(self.default_answer) if wants_stream else chat_response("".join(self.default_answer))
         return self._unscripted(method, request)
 
     @staticmethod

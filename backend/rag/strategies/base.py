@@ -12,7 +12,7 @@ import asyncio
 import queue
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar
 
@@ -22,6 +22,7 @@ from rag.retrievers import BaseRetriever, Hit, RetrievalError
 from rag.tracing import TraceRecorder, recording
 
 _END = object()
+"""Marks the end of a run's events."""
 
 Event = dict[str, Any]
 Message = dict[str, str]
@@ -42,9 +43,11 @@ class Cancelled(Exception):
 class RunContext:
     """One run: its state, its event queue, its trace, and whether it was cancelled."""
 
-    def __init__(self, strategy: Strategy, question: str, top_k: int | None, history: Sequence[Message]) -> None:
+    def __init__(self, strategy: Strategy, question: str, top_k: int | None, history: Sequence[Message],
+                 on_event: Callable[[Any], None] | None = None) -> None:
         self.strategy = strategy
         self.events: queue.Queue[Any] = queue.Queue()
+        self._on_event = on_event
         self.cancelled = threading.Event()
         self.started = time.perf_counter()
         self.recorder = TraceRecorder(
@@ -67,7 +70,10 @@ class RunContext:
         }
 
     def emit(self, event: Event) -> None:
-        self.events.put(event)
+        if self._on_event is not None:
+            self._on_event(event)
+        else:
+            self.events.put(event)
 
     def check(self) -> None:
         if self.cancelled.is_set():
@@ -91,6 +97,25 @@ class RunContext:
         trace["elapsed_ms"] = round((time.perf_counter() - self.started) * 1000, 3)
 
 
+class RunHandle:
+    """A started run: its events, one at a time, and a way to stop it."""
+
+    def __init__(self, run: RunContext) -> None:
+        self._run = run
+
+    def next_event(self) -> Any:
+        """The next event (blocking); the module's end marker once the run is over."""
+        return self._run.events.get()
+
+    def cancel(self) -> None:
+        """Stop the run at its next step or token; what it produced so far is kept."""
+        self._run.cancelled.set()
+
+    @property
+    def state(self) -> dict[str, Any]:
+        return self._run.state
+
+
 class Strategy(ConfigObject):
     """Base of strategies. Subclasses implement ``_execute(run)`` with the helpers below."""
 
@@ -107,19 +132,25 @@ class Strategy(ConfigObject):
 
     # -- running ----------------------------------------------------------------------------
 
+    def start(self, question: str, top_k: int | None = None, history: Sequence[Message] = (),
+              on_event: Callable[[Any], None] | None = None) -> RunHandle:
+        """Start a run on its own thread; read its events from the handle (or receive them in
+        ``on_event``, called from the run's thread), cancel through it."""
+        if top_k is not None and top_k < 1:
+            raise ValueError(f"top_k must be ≥ 1, got {top_k}")
+        run = RunContext(self, question, top_k, history, on_event)
+        threading.Thread(target=self._work, args=(run,), name="trellis-strategy", daemon=True).start()
+        return RunHandle(run)
+
     def stream(self, question: str, top_k: int | None = None, history: Sequence[Message] = ()) -> Iterator[Event]:
         """Events of one run as they happen; the last is ``answer.completed`` (with ``state``) or
         ``run.failed`` (with ``error`` and ``state``). Closing the iterator cancels the run."""
-        if top_k is not None and top_k < 1:
-            raise ValueError(f"top_k must be ≥ 1, got {top_k}")
-        run = RunContext(self, question, top_k, history)
-        worker = threading.Thread(target=self._work, args=(run,), name="trellis-strategy", daemon=True)
-        worker.start()
+        handle = self.start(question, top_k, history)
         try:
-            while (event := run.events.get()) is not _END:
+            while (event := handle.next_event()) is not _END:
                 yield event
         finally:
-            run.cancelled.set()
+            handle.cancel()
 
     def _work(self, run: RunContext) -> None:
         try:
@@ -154,16 +185,24 @@ class Strategy(ConfigObject):
     async def astream(
         self, question: str, top_k: int | None = None, history: Sequence[Message] = ()
     ) -> AsyncIterator[Event]:
-        """``stream`` for async code: the run works on its own thread, the loop stays free."""
-        events = self.stream(question, top_k, history)
+        """``stream`` for async code: the run works on its own thread, the loop stays free, and
+        cancelling the reading task cancels the run."""
+        loop = asyncio.get_running_loop()
+        events: asyncio.Queue[Any] = asyncio.Queue()
+        # The run hands each event to the loop itself: no thread waits on its behalf, so many
+        # runs can stream at once.
+        def deliver(event: Any) -> None:
+            try:
+                loop.call_soon_threadsafe(events.put_nowait, event)
+            except RuntimeError:
+                pass  # the loop has closed: nobody is reading any more
+
+        handle = self.start(question, top_k, history, on_event=deliver)
         try:
-            while True:
-                event = await asyncio.to_thread(next, events, _END)
-                if event is _END:
-                    return
+            while (event := await events.get()) is not _END:
                 yield event
         finally:
-            events.close()
+            handle.cancel()
 
     def _execute(self, run: RunContext) -> None:
         raise NotImplementedError

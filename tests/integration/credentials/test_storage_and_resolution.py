@@ -219,7 +219,7 @@ def test_the_rotate_command_re_encrypts_writes_the_key_file_and_says_what_to_do_
     key_file = tmp_path / "credentials.key"
     output = io.StringIO()
     with override_settings(TRELLIS_CREDENTIALS_KEY_FILE=key_file):
-        call_command("rotate_credentials_key", "--new-key", new_key, stdout=output)
+        call_command("rotate_credentials_key", f"--new-key={new_key}", stdout=output)
     text = output.getvalue()
     assert "Re-encrypted 1 credential(s)" in text and str(key_file) in text
     assert "TRELLIS_CREDENTIALS_OLD_KEYS" in text and new_key not in text
@@ -232,12 +232,12 @@ def test_the_rotate_command_without_a_key_file_tells_which_variable_to_set(owner
     store(owner)
     output = io.StringIO()
     with override_settings(TRELLIS_CREDENTIALS_KEY_FILE=None):
-        call_command("rotate_credentials_key", "--new-key", crypto.generate_key(), stdout=output)
+        call_command("rotate_credentials_key", f"--new-key={crypto.generate_key()}", stdout=output)
     assert "Set TRELLIS_CREDENTIALS_KEY to the new key" in output.getvalue()
 
 
 def test_the_rotate_command_refuses_a_malformed_key_and_changes_nothing(owner):
     before = raw_secret_column(store(owner))
     with pytest.raises(CommandError, match="--new-key is not a valid Fernet key"):
-        call_command("rotate_credentials_key", "--new-key", "not-a-key", stdout=io.StringIO())
+        call_command("rotate_credentials_key", "--new-key=not-a-key", stdout=io.StringIO())
     assert raw_secret_column(Credential.objects.get()) == before

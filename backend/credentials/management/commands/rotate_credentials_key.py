@@ -23,7 +23,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--new-key", required=True, help="The new Fernet key (urlsafe base64 of 32 bytes).")
+        parser.add_argument("--new-key", required=True, help="The new Fernet key (urlsafe base64 of 32 bytes). Write --new-key=KEY: a key may start with a dash.")
 
     def handle(self, *args: Any, new_key: str, **options: Any) -> None:
         try:

@@ -1,0 +1,198 @@
+"""Chat API: conversations, their messages with traces, and asking without a websocket."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import Http404
+from drf_spectacular.utils import extend_schema, extend_schema_serializer
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from config.api import errors_response, serializer_errors
+from pipelines.models import Pipeline
+from pipelines.selectors import pipeline_get
+
+from . import selectors, services
+from .models import Conversation, Message
+
+
+@extend_schema_serializer(component_name="Conversation")
+class ConversationOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    title = serializers.CharField()
+    pipeline = serializers.IntegerField(source="pipeline_id", allow_null=True)
+    pipeline_name = serializers.CharField(source="pipeline.name", allow_null=True, default=None)
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+
+
+@extend_schema_serializer(component_name="ChatMessage")
+class MessageOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    role = serializers.ChoiceField(choices=Message.Role.choices)
+    text = serializers.CharField()
+    citations = serializers.JSONField()
+    status = serializers.ChoiceField(choices=Message.Status.choices)
+    error = serializers.CharField()
+    pipeline = serializers.IntegerField(source="pipeline_id", allow_null=True)
+    timings = serializers.JSONField()
+    trace = serializers.SerializerMethodField()
+    rounds = serializers.SerializerMethodField()
+    chunks = serializers.SerializerMethodField()
+    created_at = serializers.DateTimeField()
+
+    def _trace(self, message: Message) -> Any:
+        try:
+            return message.trace
+        except Message.trace.RelatedObjectDoesNotExist:
+            return None
+
+    def get_trace(self, message: Message) -> dict[str, Any] | None:
+        trace = self._trace(message)
+        return trace.trace if trace else None
+
+    def get_rounds(self, message: Message) -> list[dict[str, Any]]:
+        trace = self._trace(message)
+        return trace.rounds if trace else []
+
+    def get_chunks(self, message: Message) -> list[dict[str, Any]]:
+        trace = self._trace(message)
+        return trace.chunks if trace else []
+
+
+def _conversation(request: Request, conversation_id: int) -> Conversation:
+    try:
+        return selectors.conversation_get(user=request.user, conversation_id=conversation_id)
+    except Conversation.DoesNotExist:
+        raise Http404 from None
+
+
+def _pipeline(request: Request, pipeline_id: int | None) -> Pipeline | None:
+    if pipeline_id is None:
+        return None
+    try:
+        return pipeline_get(user=request.user, pipeline_id=pipeline_id)
+    except Pipeline.DoesNotExist:
+        return None
+
+
+def _no_pipeline() -> Response:
+    return errors_response([{"path": "pipeline", "message": "no such pipeline", "code": "not_found"}])
+
+
+class ConversationListApi(APIView):
+    """The user's conversations, most recent first."""
+
+    @extend_schema(operation_id="conversations_list", responses=ConversationOutputSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        return Response(ConversationOutputSerializer(selectors.conversation_list(user=request.user), many=True).data)
+
+
+class ConversationCreateApi(APIView):
+    """Start a conversation, optionally with a pipeline and a title (else the first question)."""
+
+    @extend_schema_serializer(component_name="ConversationCreate")
+    class InputSerializer(serializers.Serializer):
+        title = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+        pipeline = serializers.IntegerField(required=False, allow_null=True, default=None)
+
+    @extend_schema(operation_id="conversations_create", request=InputSerializer,
+                   responses={201: ConversationOutputSerializer})
+    def post(self, request: Request) -> Response:
+        payload = self.InputSerializer(data=request.data)
+        if not payload.is_valid():
+            return errors_response(serializer_errors(payload.errors))
+        pipeline = _pipeline(request, payload.validated_data["pipeline"])
+        if payload.validated_data["pipeline"] is not None and pipeline is None:
+            return _no_pipeline()
+        conversation = services.conversation_create(owner=request.user, pipeline=pipeline,
+                                                    title=payload.validated_data["title"])
+        return Response(ConversationOutputSerializer(conversation).data, status=status.HTTP_201_CREATED)
+
+
+class ConversationDetailApi(APIView):
+    """One conversation."""
+
+    @extend_schema(operation_id="conversations_retrieve", responses=ConversationOutputSerializer)
+    def get(self, request: Request, conversation_id: int) -> Response:
+        return Response(ConversationOutputSerializer(_conversation(request, conversation_id)).data)
+
+
+class ConversationUpdateApi(APIView):
+    """Rename a conversation or switch its pipeline."""
+
+    @extend_schema_serializer(component_name="ConversationUpdate")
+    class InputSerializer(serializers.Serializer):
+        title = serializers.CharField(max_length=200, required=False, allow_blank=True)
+        pipeline = serializers.IntegerField(required=False)
+
+    @extend_schema(operation_id="conversations_partial_update", request=InputSerializer,
+                   responses=ConversationOutputSerializer)
+    def patch(self, request: Request, conversation_id: int) -> Response:
+        conversation = _conversation(request, conversation_id)
+        payload = self.InputSerializer(data=request.data)
+        if not payload.is_valid():
+            return errors_response(serializer_errors(payload.errors))
+        pipeline = _pipeline(request, payload.validated_data.get("pipeline"))
+        if "pipeline" in payload.validated_data and pipeline is None:
+            return _no_pipeline()
+        conversation = services.conversation_update(conversation=conversation, pipeline=pipeline,
+                                                    title=payload.validated_data.get("title"))
+        return Response(ConversationOutputSerializer(conversation).data)
+
+
+class ConversationDeleteApi(APIView):
+    """Delete a conversation with its messages and traces."""
+
+    @extend_schema(operation_id="conversations_destroy", responses={204: None})
+    def delete(self, request: Request, conversation_id: int) -> Response:
+        services.conversation_delete(conversation=_conversation(request, conversation_id))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class MessageListApi(APIView):
+    """Every message of the conversation, each answer with its full trace, round summaries and
+    the chunks the model was given."""
+
+    @extend_schema(operation_id="conversations_messages", responses=MessageOutputSerializer(many=True))
+    def get(self, request: Request, conversation_id: int) -> Response:
+        messages = selectors.message_list(conversation=_conversation(request, conversation_id))
+        return Response(MessageOutputSerializer(messages, many=True).data)
+
+
+@extend_schema_serializer(component_name="AnswerCompleted")
+class AnswerSerializer(serializers.Serializer):
+    message_id = serializers.IntegerField()
+    answer = serializers.CharField()
+    citations = serializers.JSONField()
+    trace = serializers.JSONField()
+
+
+class AskApi(APIView):
+    """Ask and wait for the whole answer: the same payload as the websocket's
+    ``answer.completed``, for clients without websockets."""
+
+    @extend_schema_serializer(component_name="Ask")
+    class InputSerializer(serializers.Serializer):
+        question = serializers.CharField(max_length=10_000)
+        pipeline_id = serializers.IntegerField(required=False, allow_null=True, default=None)
+
+    @extend_schema(operation_id="conversations_ask", request=InputSerializer,
+                   responses={200: AnswerSerializer, 400: None, 409: None})
+    def post(self, request: Request, conversation_id: int) -> Response:
+        conversation = _conversation(request, conversation_id)
+        payload = self.InputSerializer(data=request.data)
+        if not payload.is_valid():
+            return errors_response(serializer_errors(payload.errors))
+        pipeline = _pipeline(request, payload.validated_data["pipeline_id"])
+        if payload.validated_data["pipeline_id"] is not None and pipeline is None:
+            return _no_pipeline()
+        try:
+            message = services.chat_ask(conversation=conversation, question=payload.validated_data["question"],
+                                        pipeline=pipeline)
+        except services.ChatError as exc:
+            return Response({"detail": str(exc), "code": "not_answered"}, status=status.HTTP_409_CONFLICT)
+        return Response(AnswerSerializer(services.answer_payload(message)).data)

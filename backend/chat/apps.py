@@ -1,0 +1,10 @@
+from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
+
+
+class ChatConfig(AppConfig):
+    name = "chat"
+    verbose_name = _("Chat")
+
+    def ready(self) -> None:
+        from . import services  # noqa: F401  (registers the start-up recovery of interrupted answers)

@@ -1,0 +1,66 @@
+from django.conf import settings
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+from pipelines.models import Pipeline
+
+
+class Conversation(models.Model):
+    """A chat with one pipeline (which may be switched between questions)."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="conversations")
+    pipeline = models.ForeignKey(Pipeline, on_delete=models.SET_NULL, null=True, blank=True,
+                                 related_name="conversations")
+    title = models.CharField(_("title"), max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at", "-id"]
+
+    def __str__(self) -> str:
+        return self.title or f"Conversation {self.pk}"
+
+
+class Message(models.Model):
+    """A question or an answer. An answer is ``streaming`` until it is ``done``, ``failed`` or
+    ``cancelled``; whatever text it had by then is kept."""
+
+    class Role(models.TextChoices):
+        USER = "user", _("User")
+        ASSISTANT = "assistant", _("Assistant")
+
+    class Status(models.TextChoices):
+        STREAMING = "streaming", _("Streaming")
+        DONE = "done", _("Done")
+        FAILED = "failed", _("Failed")
+        CANCELLED = "cancelled", _("Cancelled")
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="messages")
+    role = models.CharField(max_length=16, choices=Role.choices)
+    text = models.TextField(blank=True)
+    citations = models.JSONField(default=list, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.DONE)
+    error = models.TextField(blank=True)
+    pipeline = models.ForeignKey(Pipeline, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    timings = models.JSONField(default=dict, blank=True, help_text=_("first_token_ms, total_ms"))
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.role}: {self.text[:40]}"
+
+
+class Trace(models.Model):
+    """How one answer was found: the full trace, its agentic round summaries, the chunks the
+    model was given."""
+
+    message = models.OneToOneField(Message, on_delete=models.CASCADE, related_name="trace")
+    trace = models.JSONField(default=dict)
+    rounds = models.JSONField(default=list)
+    chunks = models.JSONField(default=list)
+
+    def __str__(self) -> str:
+        return f"Trace of message {self.message_id}"

@@ -1,0 +1,163 @@
+"""Writes of the chat app: conversations and the life of one question and its answer."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+import jobs
+from pipelines.models import Pipeline
+from pipelines.runtime import pipeline_readiness, pipeline_strategy
+from rag.core import TrellisError
+from rag.strategies import Strategy, StrategyError
+
+from .models import Conversation, Message, Trace
+from .selectors import conversation_history
+
+TITLE_LENGTH = 80
+
+
+class ChatError(TrellisError):
+    """A question that cannot be asked now; the message says why."""
+
+
+def conversation_create(*, owner: AbstractBaseUser, pipeline: Pipeline | None = None, title: str = "") -> Conversation:
+    return Conversation.objects.create(owner=owner, pipeline=pipeline, title=title)
+
+
+def conversation_update(*, conversation: Conversation, title: str | None = None,
+                        pipeline: Pipeline | None = None) -> Conversation:
+    if title is not None:
+        conversation.title = title
+    if pipeline is not None:
+        conversation.pipeline = pipeline
+    conversation.save()
+    return conversation
+
+
+def conversation_delete(*, conversation: Conversation) -> None:
+    conversation.delete()
+
+
+@dataclass
+class Turn:
+    """One question being answered."""
+
+    question: Message
+    answer: Message
+    pipeline: Pipeline
+    history: list[dict[str, str]]
+    started: float = field(default_factory=time.perf_counter)
+    first_token_ms: float | None = None
+
+    def timings(self) -> dict[str, Any]:
+        return {"first_token_ms": self.first_token_ms,
+                "total_ms": round((time.perf_counter() - self.started) * 1000, 1)}
+
+    def strategy(self) -> Strategy:
+        return pipeline_strategy(self.pipeline)
+
+
+def chat_turn_start(*, conversation: Conversation, question: str, pipeline: Pipeline | None = None) -> Turn:
+    """Record the question and an empty answer (``streaming``) for ``pipeline`` (default: the
+    conversation's). Raises ``ChatError`` when no pipeline is chosen or it is not ready."""
+    question = question.strip()
+    if not question:
+        raise ChatError("the question is empty")
+    pipeline = pipeline or conversation.pipeline
+    if pipeline is None:
+        raise ChatError("choose a pipeline for this conversation first")
+    readiness = pipeline_readiness(pipeline)
+    if not readiness.ready:
+        raise ChatError(f"the pipeline '{pipeline.name}' cannot answer yet: " + "; ".join(readiness.waiting_for))
+    history = conversation_history(conversation, turns=settings.TRELLIS_CHAT_HISTORY_TURNS)
+    with transaction.atomic():
+        asked = Message.objects.create(conversation=conversation, role=Message.Role.USER, text=question,
+                                       pipeline=pipeline)
+        answer = Message.objects.create(conversation=conversation, role=Message.Role.ASSISTANT,
+                                        status=Message.Status.STREAMING, pipeline=pipeline)
+        conversation.pipeline = pipeline
+        if not conversation.title:
+            conversation.title = question[:TITLE_LENGTH]
+        conversation.save()
+    return Turn(asked, answer, pipeline, history)
+
+
+def agentic_rounds(trace: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every agentic round in a strategy trace, with the id of its node."""
+    rounds: list[dict[str, Any]] = []
+
+    def visit(node: dict[str, Any]) -> None:
+        rounds.extend({"node_id": node["id"], **summary} for summary in node.get("rounds", []))
+        for child in node.get("children", []):
+            visit(child)
+
+    def walk(strategy_trace: dict[str, Any]) -> None:
+        for step in strategy_trace.get("steps", []):
+            if step.get("node"):
+                visit(step["node"])
+            if step.get("trace"):
+                walk(step["trace"])
+
+    walk(trace)
+    return rounds
+
+
+def _finish(turn: Turn, *, status: str, text: str, citations: list, trace: dict, chunks: list,
+            error: str = "") -> Message:
+    answer = turn.answer
+    with transaction.atomic():
+        Message.objects.filter(pk=answer.pk).update(status=status, text=text, citations=citations, error=error,
+                                                    timings=turn.timings())
+        Trace.objects.update_or_create(message_id=answer.pk, defaults={
+            "trace": trace, "rounds": agentic_rounds(trace), "chunks": chunks})
+    answer.refresh_from_db()
+    return answer
+
+
+def chat_turn_complete(*, turn: Turn, state: dict[str, Any]) -> Message:
+    return _finish(turn, status=Message.Status.DONE, text=state["response"], citations=state["citations"],
+                   trace=state["trace"], chunks=state["chunks_sent"])
+
+
+def chat_turn_fail(*, turn: Turn, error: str, state: dict[str, Any] | None = None) -> Message:
+    state = state or {}
+    return _finish(turn, status=Message.Status.FAILED, text=state.get("response", ""), citations=[],
+                   trace=state.get("trace", {}), chunks=state.get("chunks_sent", []), error=error)
+
+
+def chat_turn_cancel(*, turn: Turn, text: str, trace: dict[str, Any] | None = None) -> Message:
+    return _finish(turn, status=Message.Status.CANCELLED, text=text, citations=[], trace=trace or {}, chunks=[])
+
+
+def answer_payload(message: Message) -> dict[str, Any]:
+    """The ``answer.completed`` payload of a finished answer (DESIGN §8)."""
+    trace = getattr(message, "trace", None)
+    return {"message_id": message.pk, "answer": message.text, "citations": message.citations,
+            "trace": trace.trace if trace else {}}
+
+
+def chat_ask(*, conversation: Conversation, question: str, pipeline: Pipeline | None = None) -> Message:
+    """Ask and wait for the whole answer (the REST fallback of the websocket)."""
+    turn = chat_turn_start(conversation=conversation, question=question, pipeline=pipeline)
+    try:
+        state = turn.strategy().run(question, history=turn.history)
+    except StrategyError as exc:
+        chat_turn_fail(turn=turn, error=str(exc), state=exc.state)
+        raise ChatError(str(exc)) from None
+    except TrellisError as exc:
+        chat_turn_fail(turn=turn, error=str(exc))
+        raise ChatError(str(exc)) from None
+    return chat_turn_complete(turn=turn, state=state)
+
+
+@jobs.recovery
+def answers_interrupted_fail() -> int:
+    """Answers a crash left ``streaming`` will never finish: say so instead of spinning forever."""
+    return Message.objects.filter(status=Message.Status.STREAMING).update(
+        status=Message.Status.FAILED, error="the server stopped while this answer was being written")
