@@ -7,6 +7,8 @@ from rag.core import validate_tree
 from rag.components import load_components
 from rag.retrievers.cross_encoder import SentenceTransformerCrossEncoderRetriever, cross_encoder_problem
 
+from tests.support.tiny_models import build_tiny_cross_encoder
+
 from .fixed_retriever import FixedRetriever, make_documents
 
 pytestmark = [pytest.mark.unit, pytest.mark.slow]
@@ -14,19 +16,8 @@ pytestmark = [pytest.mark.unit, pytest.mark.slow]
 
 @pytest.fixture(scope="module")
 def tiny_cross_encoder(tmp_path_factory):
-    """A randomly initialised 2-layer BERT cross-encoder, saved like a downloaded one."""
-    from sentence_transformers import CrossEncoder
-    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
-
-    directory = tmp_path_factory.mktemp("cross-encoder")
-    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [f"d{d}p{p}" for d in range(1, 3) for p in range(10)] + ["q"]
-    (directory / "vocab.txt").write_text("\n".join(words) + "\n")
-    BertTokenizerFast(vocab_file=str(directory / "vocab.txt")).save_pretrained(directory)
-    config = BertConfig(vocab_size=len(words), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, num_labels=1)
-    BertForSequenceClassification(config).save_pretrained(directory)
-    CrossEncoder(str(directory)).save(str(directory))
-    return str(directory)
+    words = [f"d{d}p{p}" for d in range(1, 3) for p in range(10)] + ["q"]
+    return build_tiny_cross_encoder(tmp_path_factory.mktemp("cross-encoder"), words)
 
 
 def reranker(model_path, child_top_k, top_k):
