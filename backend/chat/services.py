@@ -74,7 +74,7 @@ def chat_turn_start(*, conversation: Conversation, question: str, pipeline: Pipe
         raise ChatError("choose a pipeline for this conversation first")
     readiness = pipeline_readiness(pipeline)
     if not readiness.ready:
-        raise ChatError(f"the pipeline '{pipeline.name}' cannot answer yet: " + "; ".join(readiness.waiting_for))
+        raise ChatError(f"the pipeline '{pipeline.name}' cannot answer yet: " + "; ".join(readiness.reasons()))
     history = conversation_history(conversation, turns=settings.TRELLIS_CHAT_HISTORY_TURNS)
     with transaction.atomic():
         asked = Message.objects.create(conversation=conversation, role=Message.Role.USER, text=question,

@@ -50,7 +50,7 @@ class PipelineOutputSerializer(serializers.Serializer):
         return self._readiness(pipeline).ready
 
     def get_waiting_for(self, pipeline: Pipeline) -> list[str]:
-        return self._readiness(pipeline).waiting_for
+        return self._readiness(pipeline).reasons(self.context.get("language"))
 
 
 def _output(pipeline: Pipeline | Any, request: Request, *, many: bool = False) -> Any:

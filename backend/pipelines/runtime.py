@@ -6,12 +6,14 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
+from config.i18n import translate
 from credentials.selectors import credential_resolver_for
 from knowledge.models import Document, VectorIndex
 from knowledge.runtime import retriever_infra
 from knowledge.services.knowledge_bases import model_key_of
 from rag.components import load_components
 from rag.core import build
+from rag.core.i18n import gettext_noop
 from rag.strategies import Strategy
 
 from .models import Pipeline
@@ -25,8 +27,15 @@ _CACHE_SIZE = 8
 
 @dataclass(frozen=True)
 class Readiness:
+    """Whether a pipeline can answer; ``waiting_for`` holds ``(template, context)`` reasons
+    (``reasons(language)`` renders them)."""
+
     ready: bool
-    waiting_for: list[str]
+    waiting_for: list[tuple[str, dict]]
+
+    def reasons(self, language: str | None = None) -> list[str]:
+        return [translate(template, context, language, fallback=template.format(**context))
+                for template, context in self.waiting_for]
 
 
 def pipelines_readiness(pipelines: list[Pipeline]) -> dict[int, Readiness]:
@@ -42,14 +51,17 @@ def pipelines_readiness(pipelines: list[Pipeline]) -> dict[int, Readiness]:
         knowledge_base = pipeline.knowledge_base
         waiting = []
         if knowledge_base.pk not in with_ready:
-            waiting.append(f"the knowledge base '{knowledge_base.name}' has no ready document yet")
+            waiting.append((gettext_noop("the knowledge base {name!r} has no ready document yet"),
+                            {"name": knowledge_base.name}))
         for embedding, metric in dense_requirements(pipeline.strategy, knowledge_base):
             key = model_key_of(embedding)
             index = indexes.get((knowledge_base.pk, key, metric))
-            if index is None or index.status != VectorIndex.Status.READY:
-                state = ("failed: " + index.error if index is not None and index.status == VectorIndex.Status.FAILED
-                         else "being built")
-                waiting.append(f"the vector index {key} ({metric}) is {state}")
+            if index is not None and index.status == VectorIndex.Status.FAILED:
+                waiting.append((gettext_noop("the vector index {key} ({metric}) failed: {error}"),
+                                {"key": key, "metric": metric, "error": index.error}))
+            elif index is None or index.status != VectorIndex.Status.READY:
+                waiting.append((gettext_noop("the vector index {key} ({metric}) is being built"),
+                                {"key": key, "metric": metric}))
         readiness[pipeline.pk] = Readiness(not waiting, waiting)
     return readiness
 

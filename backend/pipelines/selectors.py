@@ -8,7 +8,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 
 from rag.components import load_components
-from rag.core import render_representation
+from rag.core import render_representation, validate_tree
 from rag.presets import PRESETS
 
 from .models import Pipeline
@@ -35,12 +35,14 @@ def pipeline_templates(*, language: str | None) -> list[dict[str, Any]]:
     """One template per retriever preset: NaiveRAG with the local LLM over that retriever."""
     from catalog.selectors import preset_list
 
+    registry = load_components()
     rows = []
     for preset, row in zip(PRESETS, preset_list(language=language), strict=True):
+        strategy = {"component": "NaiveRAG", "params": {"retriever": preset.config()}}
+        normalised, _ = validate_tree(strategy, registry=registry, kind="strategy")
         rows.append({
             **{key: row[key] for key in ("name", "display_name", "description", "icon", "default", "available",
                                          "unavailable_reason")},
-            "document": {"name": row["display_name"], "version": 1,
-                         "strategy": {"component": "NaiveRAG", "params": {"retriever": preset.config()}}},
+            "document": {"name": row["display_name"], "version": 1, "strategy": normalised or strategy},
         })
     return rows

@@ -1,34 +1,94 @@
-import { Sprout } from "lucide-react";
-import { useEffect } from "react";
+import { LoaderCircle } from "lucide-react";
+import { Suspense, lazy, type ReactNode } from "react";
 import { useTranslation } from "react-i18next";
 
-import { ComponentCatalog } from "./components/ComponentCatalog";
-import { LanguageSwitcher } from "./components/LanguageSwitcher";
+import { AuthProvider, useAuth } from "./auth/AuthProvider";
+import { SignInPage } from "./auth/SignInPage";
+import { CatalogProvider } from "./catalog/CatalogProvider";
+import { ErrorNotice, Loading } from "./components/StatusViews";
+import { ToastProvider } from "./components/Toasts";
+import { ChatPage } from "./pages/chat/ChatPage";
+import { NotFoundPage } from "./pages/NotFoundPage";
+import { matchPath, type RouteParams } from "./router/match";
+import { Redirect, RouterProvider, useLocation } from "./router/Router";
+import { Layout } from "./shell/Layout";
+
+// Pages load when first visited: the shell and the sign-in page come up without the forms,
+// the validator and the icon set the pages need.
+const KnowledgeBaseListPage = lazy(() => import("./pages/knowledge/KnowledgeBaseListPage").then((m) => ({ default: m.KnowledgeBaseListPage })));
+const KnowledgeBasePage = lazy(() => import("./pages/knowledge/KnowledgeBasePage").then((m) => ({ default: m.KnowledgeBasePage })));
+const PipelineListPage = lazy(() => import("./pages/builder/PipelineListPage").then((m) => ({ default: m.PipelineListPage })));
+const PipelineEditorPage = lazy(() => import("./pages/builder/PipelineEditorPage").then((m) => ({ default: m.PipelineEditorPage })));
+
+interface Route {
+  pattern: string;
+  render: (params: RouteParams) => ReactNode;
+}
+
+const ROUTES: Route[] = [
+  { pattern: "/", render: () => <Redirect to="/knowledge-bases" /> },
+  { pattern: "/knowledge-bases", render: () => <KnowledgeBaseListPage /> },
+  { pattern: "/knowledge-bases/:id", render: ({ id }) => <KnowledgeBasePage id={Number(id)} /> },
+  { pattern: "/pipelines", render: () => <PipelineListPage /> },
+  { pattern: "/pipelines/new", render: () => <PipelineEditorPage id={null} /> },
+  { pattern: "/pipelines/:id", render: ({ id }) => <PipelineEditorPage id={Number(id)} /> },
+  { pattern: "/chat", render: () => <ChatPage /> },
+];
+
+function Routes() {
+  const { t } = useTranslation();
+  const { pathname } = useLocation();
+  for (const route of ROUTES) {
+    const params = matchPath(route.pattern, pathname);
+    // Every route parameter is a numeric id.
+    if (params && Object.values(params).every((value) => /^\d+$/.test(value))) {
+      // Keyed by the address: another object's page starts fresh instead of showing the last one's.
+      return (
+        <Suspense key={pathname} fallback={<Loading label={t("app.loadingPage")} />}>
+          {route.render(params)}
+        </Suspense>
+      );
+    }
+  }
+  return <NotFoundPage />;
+}
+
+function Gate() {
+  const { t } = useTranslation();
+  const { state, recheck } = useAuth();
+  if (state.status === "checking") {
+    return (
+      <p role="status" className="status-line status-line--page">
+        <LoaderCircle aria-hidden="true" className="spin" size={18} />
+        {t("app.loading")}
+      </p>
+    );
+  }
+  if (state.status === "unreachable") {
+    return (
+      <main className="app-main">
+        <ErrorNotice title={t("app.unreachable")} message={state.message} onRetry={recheck} />
+      </main>
+    );
+  }
+  if (state.status === "anonymous") return <SignInPage />;
+  return (
+    <CatalogProvider>
+      <Layout>
+        <Routes />
+      </Layout>
+    </CatalogProvider>
+  );
+}
 
 export function App() {
-  const { t, i18n } = useTranslation();
-
-  useEffect(() => {
-    document.title = t("app.documentTitle");
-  }, [t, i18n.resolvedLanguage]);
-
   return (
-    <div className="app">
-      <header className="app-header">
-        <div className="app-header__inner">
-          <div className="brand">
-            <span className="brand__mark">
-              <Sprout aria-hidden="true" size={20} />
-            </span>
-            <span className="brand__name">{t("app.name")}</span>
-            <span className="brand__tagline">{t("app.tagline")}</span>
-          </div>
-          <LanguageSwitcher />
-        </div>
-      </header>
-      <main className="app-main">
-        <ComponentCatalog />
-      </main>
-    </div>
+    <ToastProvider>
+      <RouterProvider>
+        <AuthProvider>
+          <Gate />
+        </AuthProvider>
+      </RouterProvider>
+    </ToastProvider>
   );
 }

@@ -23,6 +23,8 @@ def document_snapshot(document: Document) -> dict[str, Any]:
         "done": document.progress_done,
         "total": document.progress_total,
         "chunk_count": document.chunk_count,
+        "page_count": document.page_count,
+        "size": document.size,
         "error": document.error or None,
         "error_code": document.error_code or None,
         "error_template": document.error_template or None,

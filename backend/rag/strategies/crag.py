@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from rag.core import ComponentRef, component_param, ml, ref, register
-from rag.presets import default_retriever
+from rag.core import ComponentRef, component_param, ml, register
 from rag.retrievers import Hit
 
 from .base import RunContext, Strategy, set_chunks
-from .naive import RERANKER_DESCRIPTION, RERANKER_TITLE, RETRIEVER_DESCRIPTION, RETRIEVER_TITLE
-from .naive import SYNTHESIZER_DESCRIPTION, SYNTHESIZER_TITLE
+from .params import AnsweringParams
 from .steps import rerank_step, web_step
 
 RELEVANT, IRRELEVANT, AMBIGUOUS = "relevant", "irrelevant", "ambiguous"
@@ -39,13 +37,7 @@ class CRAG(Strategy):
         "CRAG · {retriever.component} · 評估 {relevance_evaluator.component|無} · 網路 {web_retriever.component|無}",
     )
 
-    class Params(Strategy.Params):
-        retriever: ComponentRef = component_param("retriever", default=default_retriever(), title=RETRIEVER_TITLE,
-                                                  description=RETRIEVER_DESCRIPTION)
-        response_synthesizer: ComponentRef = component_param(
-            "synthesizer", default=ref("ResponseSynthesizer"), title=SYNTHESIZER_TITLE,
-            description=SYNTHESIZER_DESCRIPTION,
-        )
+    class Params(AnsweringParams):
         relevance_evaluator: ComponentRef | None = component_param(
             "relevance_evaluator", optional=True,
             title=ml("Relevance evaluator", "Evaluador de relevancia", "相關性評估器"),
@@ -64,8 +56,6 @@ class CRAG(Strategy):
                 "當沒有任何相關區塊時使用；未設定時改用原本的區塊。",
             ),
         )
-        reranker: ComponentRef | None = component_param("reranker", optional=True, title=RERANKER_TITLE,
-                                                        description=RERANKER_DESCRIPTION)
 
     def _execute(self, run: RunContext) -> None:
         hits = self.retrieve_step(run, self.retriever, self.retrieval_query(run))

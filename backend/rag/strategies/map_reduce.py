@@ -5,11 +5,9 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from rag.core import ComponentRef, component_param, ml, param, ref, register
-from rag.presets import default_retriever
 
 from .base import RunContext, Strategy, set_chunks
-from .naive import RERANKER_DESCRIPTION, RERANKER_TITLE, RETRIEVER_DESCRIPTION, RETRIEVER_TITLE
-from .naive import SYNTHESIZER_DESCRIPTION, SYNTHESIZER_TITLE
+from .params import AnsweringParams
 from .steps import FuseFunction, fuse_step, rerank_step, retrieve_each, transform_step
 
 
@@ -37,19 +35,13 @@ class MapReduceRAG(Strategy):
         "Map-Reduce · {transformer.component} · {fuse_fn} · 前 {top_k} 名",
     )
 
-    class Params(Strategy.Params):
+    class Params(AnsweringParams):
         transformer: ComponentRef = component_param(
             "query_transformer", default=ref("MultiQueryTransformer"),
             title=ml("Query variants", "Variantes de la consulta", "查詢變體"),
             description=ml("Turns the question into the queries retrieved.",
                            "Convierte la pregunta en las consultas que se recuperan.",
                            "將問題轉換為要檢索的查詢。"),
-        )
-        retriever: ComponentRef = component_param("retriever", default=default_retriever(), title=RETRIEVER_TITLE,
-                                                  description=RETRIEVER_DESCRIPTION)
-        response_synthesizer: ComponentRef = component_param(
-            "synthesizer", default=ref("ResponseSynthesizer"), title=SYNTHESIZER_TITLE,
-            description=SYNTHESIZER_DESCRIPTION,
         )
         fuse_fn: Literal["rrf"] = param(
             "rrf",
@@ -70,8 +62,6 @@ class MapReduceRAG(Strategy):
                            "Cuántos fragmentos fusionados llegan a la respuesta.",
                            "有多少融合後的區塊用於回答。"),
         )
-        reranker: ComponentRef | None = component_param("reranker", optional=True, title=RERANKER_TITLE,
-                                                        description=RERANKER_DESCRIPTION)
 
     def __init__(self, *, fuse_fn: str | FuseFunction = "rrf", **params: Any) -> None:
         self._fuse: FuseFunction | None = None if isinstance(fuse_fn, str) else fuse_fn

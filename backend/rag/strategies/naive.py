@@ -2,28 +2,13 @@
 
 from __future__ import annotations
 
-from rag.core import ComponentRef, component_param, ml, param, ref, register
-from rag.presets import default_retriever
+from rag.core import ComponentRef, component_param, ml, param, register
 from rag.retrievers import Hit
 
 from .base import RunContext, Strategy, set_chunks
+from .params import AnsweringParams
 from .steps import expand_and_retrieve, filter_step, rerank_step
 from .synthesizer import ResponseSynthesizer  # noqa: F401  (registers the default synthesizer)
-
-RETRIEVER_TITLE = ml("Retriever", "Recuperador", "檢索器")
-RETRIEVER_DESCRIPTION = ml(
-    "The retriever tree that finds the chunks.", "El árbol de recuperadores que encuentra los fragmentos.",
-    "找出區塊的檢索器樹。",
-)
-SYNTHESIZER_TITLE = ml("Response synthesizer", "Sintetizador de respuestas", "回答合成器")
-SYNTHESIZER_DESCRIPTION = ml("Writes the answer.", "Redacta la respuesta.", "撰寫回答。")
-RERANKER_TITLE = ml("Re-ranker", "Reordenador", "重新排序器")
-RERANKER_DESCRIPTION = ml(
-    "Optional: re-orders the chunks before the answer is written.",
-    "Opcional: reordena los fragmentos antes de redactar la respuesta.",
-    "選用：在撰寫回答前重新排序區塊。",
-)
-
 
 @register
 class NaiveRAG(Strategy):
@@ -43,13 +28,7 @@ class NaiveRAG(Strategy):
         "基本 RAG · {retriever.component} → {response_synthesizer.llm.component}",
     )
 
-    class Params(Strategy.Params):
-        retriever: ComponentRef = component_param("retriever", default=default_retriever(), title=RETRIEVER_TITLE,
-                                                  description=RETRIEVER_DESCRIPTION)
-        response_synthesizer: ComponentRef = component_param(
-            "synthesizer", default=ref("ResponseSynthesizer"), title=SYNTHESIZER_TITLE,
-            description=SYNTHESIZER_DESCRIPTION,
-        )
+    class Params(AnsweringParams):
         query_transformer: ComponentRef | None = component_param(
             "query_transformer", optional=True,
             title=ml("Query expansion", "Expansión de la consulta", "查詢擴展"),
@@ -66,8 +45,6 @@ class NaiveRAG(Strategy):
                            "Opcional: descarta los fragmentos que no ayudan a responder.",
                            "選用：捨棄對回答沒有幫助的區塊。"),
         )
-        reranker: ComponentRef | None = component_param("reranker", optional=True, title=RERANKER_TITLE,
-                                                        description=RERANKER_DESCRIPTION)
         top_k: int | None = param(
             None, ge=1, le=1000,
             title=ml("Chunks retrieved", "Fragmentos recuperados", "檢索區塊數"),

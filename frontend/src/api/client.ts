@@ -69,17 +69,29 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
   }
 }
 
-/** Call the Trellis API in the UI's language; resolves to the parsed JSON body. */
-export async function apiRequest<T>(path: string, options: RequestOptions = {}): Promise<T> {
-  const method = (options.method ?? "GET").toUpperCase();
-  const headers = new Headers(options.headers);
+/** Fired on 401/403 so the session can be checked again (it may have expired). */
+export const UNAUTHORIZED_EVENT = "trellis:unauthorized";
+
+function notifyUnauthorized(): void {
+  window.dispatchEvent(new Event(UNAUTHORIZED_EVENT));
+}
+
+function apiHeaders(method: string): Headers {
+  const headers = new Headers();
   headers.set("Accept", "application/json");
   headers.set("Accept-Language", currentLanguage());
-
   if (!SAFE_METHODS.has(method)) {
     const csrfToken = readCookie("csrftoken");
     if (csrfToken) headers.set("X-CSRFToken", csrfToken);
   }
+  return headers;
+}
+
+/** Call the Trellis API in the UI's language; resolves to the parsed JSON body. */
+export async function apiRequest<T>(path: string, options: RequestOptions = {}): Promise<T> {
+  const method = (options.method ?? "GET").toUpperCase();
+  const headers = apiHeaders(method);
+  new Headers(options.headers).forEach((value, key) => headers.set(key, value));
 
   let body: BodyInit | undefined;
   if (options.body instanceof FormData) {
@@ -107,6 +119,7 @@ export async function apiRequest<T>(path: string, options: RequestOptions = {}):
   const parsed = text ? parseJson(text) : ({ ok: true, value: undefined } as const);
 
   if (!response.ok) {
+    if (response.status === 401 || response.status === 403) notifyUnauthorized();
     const payload = parsed.ok ? parsed.value : text;
     const message =
       (parsed.ok ? extractErrorMessage(parsed.value) : null) ??
@@ -131,3 +144,40 @@ export const api = {
   delete: <T>(path: string, options: Omit<RequestOptions, "method" | "body"> = {}) =>
     apiRequest<T>(path, { ...options, method: "DELETE" }),
 };
+
+/** A finished upload: any HTTP status (409 and 413 carry meaningful bodies), body parsed when JSON. */
+export interface UploadResult {
+  status: number;
+  body: unknown;
+}
+
+/**
+ * POST a multipart form with upload progress (`fetch` cannot report it), in the UI's language.
+ * Resolves whatever the status; rejects with an `ApiError` (status 0) when the server was not
+ * reached or the upload was aborted.
+ */
+export function uploadForm(
+  path: string,
+  form: FormData,
+  onProgress: (fraction: number) => void,
+  signal?: AbortSignal,
+): Promise<UploadResult> {
+  return new Promise((resolve, reject) => {
+    const request = new XMLHttpRequest();
+    request.open("POST", path);
+    request.withCredentials = true;
+    apiHeaders("POST").forEach((value, key) => request.setRequestHeader(key, value));
+    request.upload.onprogress = (event) => {
+      if (event.lengthComputable && event.total > 0) onProgress(event.loaded / event.total);
+    };
+    request.onload = () => {
+      if (request.status === 401 || request.status === 403) notifyUnauthorized();
+      const parsed = request.responseText ? parseJson(request.responseText) : { ok: false as const };
+      resolve({ status: request.status, body: parsed.ok ? parsed.value : request.responseText });
+    };
+    request.onerror = () => reject(new ApiError(i18n.t("errors.network"), 0));
+    request.onabort = () => reject(new ApiError(i18n.t("errors.aborted"), 0));
+    signal?.addEventListener("abort", () => request.abort(), { once: true });
+    request.send(form);
+  });
+}

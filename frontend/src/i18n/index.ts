@@ -41,9 +41,13 @@ export function currentLanguage(): LanguageCode {
   return (i18n.resolvedLanguage ?? i18n.language ?? DEFAULT_LANGUAGE) as LanguageCode;
 }
 
+/** Django's language cookie, so server-rendered and websocket texts follow the UI as well. */
+const SERVER_LANGUAGE_COOKIE = "trellis_language";
+
 /** Switch the UI language and remember the choice for the next visit. */
 export async function setLanguage(code: LanguageCode): Promise<void> {
   storeLanguage(code);
+  document.cookie = `${SERVER_LANGUAGE_COOKIE}=${code.toLowerCase()}; path=/; max-age=31536000; SameSite=Lax`;
   await i18n.changeLanguage(code);
 }
 

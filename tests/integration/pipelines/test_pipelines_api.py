@@ -46,6 +46,8 @@ def test_a_valid_pipeline_is_saved_normalised_and_waits_for_documents(api, knowl
     assert body["ready"] is False
     assert body["waiting_for"] == ["the knowledge base 'Notes' has no ready document yet"]
     assert body["representation"].startswith("Naive RAG · EnsembleRetriever")
+    spanish = api.get(reverse("pipeline-detail", args=[body["id"]]), HTTP_ACCEPT_LANGUAGE="es").json()
+    assert spanish["waiting_for"] == ["la base de conocimiento 'Notes' aún no tiene ningún documento listo"]
 
 
 def test_an_invalid_tree_is_refused_with_every_error_at_its_path(api, knowledge_base):
@@ -119,6 +121,8 @@ def test_templates_are_whole_pipeline_documents_and_the_default_saves(api, knowl
     templates = api.get(reverse("pipeline-templates")).json()
     default = next(template for template in templates if template["default"])
     assert default["name"] == "hybrid" and default["document"]["version"] == 1
+    synthesizer = default["document"]["strategy"]["params"]["response_synthesizer"]
+    assert synthesizer["params"]["max_input_tokens"] == 3000  # normalised: every default filled
     assert create(api, knowledge_base, default["document"]["strategy"], name="From template").status_code == 201
 
 

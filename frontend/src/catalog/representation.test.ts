@@ -1,0 +1,81 @@
+import { describe, expect, it } from "vitest";
+
+import { formatG, placeholders, render } from "./representation";
+
+// The same cases as tests/unit/rag/core/test_representation.py.
+const CONFIG = {
+  component: "Semantic",
+  params: {
+    top_k: 7,
+    threshold: 0.25,
+    enabled: true,
+    encoder: { component: "Encoder", params: { batch_size: 16 } },
+    children: [
+      { component: "Keyword", params: {} },
+      { component: "Semantic", params: {} },
+    ],
+  },
+};
+
+describe("render", () => {
+  it.each([
+    ["top {top_k}", "top 7"],
+    ["{encoder.component} · bs {encoder.batch_size}", "Encoder · bs 16"],
+    ["{encoder.params.batch_size}", "16"],
+    ["{component}", "Semantic"],
+    ["t={threshold} on={enabled}", "t=0.25 on=true"],
+    ["of {children}", "of Keyword, Semantic"],
+    ["{children.1.component}", "Semantic"],
+    ["{{literal}} {top_k}", "{literal} 7"],
+  ])("resolves %s against the config", (template, expected) => {
+    expect(render(template, CONFIG)).toBe(expected);
+  });
+
+  it.each([
+    ["{missing}", "⟨missing?⟩"],
+    ["{encoder.nothing}", "⟨encoder.nothing?⟩"],
+    ["{top_k.deeper}", "⟨top_k.deeper?⟩"],
+    ["{}", "⟨?⟩"],
+    ["{children.9}", "⟨children.9?⟩"],
+  ])("renders the missing %s visibly, never throwing", (template, expected) => {
+    expect(render(template, CONFIG)).toBe(expected);
+  });
+
+  it("leaves unbalanced braces as text", () => {
+    expect(render("top {top_k", CONFIG)).toBe("top {top_k");
+  });
+
+  it("lets a fallback text stand in for an unset value or nested component", () => {
+    const config = { component: "Dense", params: { top_k: 3, embedding_model: null as unknown, note: null } };
+    expect(render("{embedding_model.component|KB model} · {note|none} · {top_k|?}", config)).toBe("KB model · none · 3");
+    config.params.embedding_model = { component: "Encoder", params: {} };
+    expect(render("{embedding_model.component|KB model}", config)).toBe("Encoder");
+  });
+
+  it("formats null, mappings and floats as the server does", () => {
+    const config = { component: "X", params: { none: null, map: { a: 1, b: false }, tiny: 0.00001, whole: 1.5e7 } };
+    expect(render("{none} {map} {tiny} {whole}", config)).toBe("— a=1, b=false 1e-05 15000000");
+  });
+});
+
+describe("placeholders", () => {
+  it("lists paths in order, without fallbacks or literal braces", () => {
+    expect(placeholders("{a} and {b.c} {{x}}")).toEqual(["a", "b.c"]);
+    expect(placeholders("{embedding_model.component|KB model}")).toEqual(["embedding_model.component"]);
+  });
+});
+
+describe("formatG", () => {
+  it.each([
+    [0.25, "0.25"],
+    [1.5, "1.5"],
+    [0.1 + 0.2, "0.3"],
+    [123456.7, "123457"],
+    [1234567.8, "1.23457e+06"],
+    [0.0001, "0.0001"],
+    [0.00001234, "1.234e-05"],
+    [-2.5, "-2.5"],
+  ])("formats %s like Python's %%g", (value, expected) => {
+    expect(formatG(value)).toBe(expected);
+  });
+});

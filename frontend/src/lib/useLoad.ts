@@ -1,0 +1,36 @@
+import { useCallback, useEffect, useRef, useState, type DependencyList } from "react";
+
+export type Loadable<T> =
+  | { status: "loading" }
+  | { status: "error"; message: string }
+  | { status: "ready"; data: T };
+
+/**
+ * Load data when `deps` change (aborting the previous request), with `reload` to try again and
+ * `update` to change what was loaded after a write.
+ */
+export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: DependencyList) {
+  const [state, setState] = useState<Loadable<T>>({ status: "loading" });
+  const [attempt, setAttempt] = useState(0);
+  const loader = useRef(load);
+  loader.current = load;
+
+  useEffect(() => {
+    const controller = new AbortController();
+    setState((current) => (current.status === "ready" ? current : { status: "loading" }));
+    loader.current(controller.signal).then(
+      (data) => setState({ status: "ready", data }),
+      (error: unknown) => {
+        if (!controller.signal.aborted) setState({ status: "error", message: (error as Error).message });
+      },
+    );
+    return () => controller.abort();
+    // `deps` are the caller's: the loader is read through a ref so it need not be memoised.
+  }, [...deps, attempt]);
+
+  const reload = useCallback(() => setAttempt((count) => count + 1), []);
+  const update = useCallback((change: (data: T) => T) => {
+    setState((current) => (current.status === "ready" ? { status: "ready", data: change(current.data) } : current));
+  }, []);
+  return { state, reload, update };
+}
