@@ -7,4 +7,9 @@ class ChatConfig(AppConfig):
     verbose_name = _("Chat")
 
     def ready(self) -> None:
+        from config.permissions import owned
+
+        from .models import Conversation
+
+        owned("conversation_id", lambda user, path: Conversation.objects.filter(owner=user))
         from . import services  # noqa: F401  (registers the start-up recovery of interrupted answers)

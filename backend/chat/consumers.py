@@ -10,6 +10,7 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
+from config.permissions import owns
 from config.realtime import remember_server_loop
 from pipelines.models import Pipeline
 from pipelines.selectors import pipeline_get
@@ -31,6 +32,9 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
 
     conversation: Conversation | None = None
     task: asyncio.Task | None = None
+    busy = False
+    """A question is being answered; false again before the final event goes out, so a client
+    may ask its next question the moment it has the answer."""
 
     async def connect(self) -> None:
         self.conversation = await self._conversation()
@@ -47,14 +51,15 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         kind = content.get("type") if isinstance(content, dict) else None
         if kind == "ask":
-            if self.task is not None and not self.task.done():
+            if self.busy:
                 await self.send_json({"type": "run.failed", "error": "a question is already being answered; "
                                                                     "wait for it or cancel it"})
                 return
+            self.busy = True
             self.task = asyncio.create_task(self._answer(str(content.get("question") or ""),
                                                          content.get("pipeline_id")))
         elif kind == "cancel":
-            if self.task is not None and not self.task.done():
+            if self.busy and self.task is not None:
                 self.task.cancel()
         else:
             await self.send_json({"type": "error", "error": f"unknown message type {kind!r}; use ask or cancel"})
@@ -62,12 +67,10 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
     @database_sync_to_async
     def _conversation(self) -> Conversation | None:
         user = self.scope.get("user")
-        if user is None or not user.is_authenticated:
+        conversation_id = self.scope["url_route"]["kwargs"]["conversation_id"]
+        if not owns(user, "conversation_id", conversation_id):
             return None
-        try:
-            return selectors.conversation_get(user=user, conversation_id=self.scope["url_route"]["kwargs"]["conversation_id"])
-        except Conversation.DoesNotExist:
-            return None
+        return selectors.conversation_get(user=user, conversation_id=conversation_id)
 
     async def _start(self, question: str, pipeline_id: Any) -> services.Turn:
         # Off the shared ORM thread: fifty conversations starting together must not queue there.
@@ -87,12 +90,14 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         try:
             turn = await self._start(question, pipeline_id)
         except services.ChatError as exc:
+            self.busy = False
             await self.send_json({"type": "run.failed", "error": str(exc), "message_id": None})
             return
         await self.send_json({"type": "run.started", "message_id": turn.answer.pk,
                               "question_message_id": turn.question.pk, "pipeline_id": turn.pipeline.pk})
         pieces: list[str] = []
         trace: dict[str, Any] = {}
+        finished = False
         try:
             # Building loads models and indices: off the loop, and off the shared ORM thread.
             strategy = await database_sync_to_async(turn.strategy, thread_sensitive=False)()
@@ -107,19 +112,25 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                     await self.send_json(event)
                 elif kind == "answer.completed":
                     payload = await database_sync_to_async(_complete, thread_sensitive=False)(turn, event["state"])
+                    finished, self.busy = True, False
                     await self.send_json({"type": "answer.completed", **payload})
                 elif kind == "run.failed":
                     trace = event["trace"]
                     await database_sync_to_async(services.chat_turn_fail)(turn=turn, error=event["error"],
                                                                           state=event["state"])
+                    finished, self.busy = True, False
                     await self.send_json({"type": "run.failed", "error": event["error"], "message_id": turn.answer.pk})
         except asyncio.CancelledError:
+            if finished:
+                return  # the answer is stored; only the tail of the event stream was cut
             await database_sync_to_async(services.chat_turn_cancel)(turn=turn, text="".join(pieces), trace=trace)
+            self.busy = False
             await self._send_quietly({"type": "run.cancelled", "message_id": turn.answer.pk, "answer": "".join(pieces)})
         except Exception as exc:
             logger.exception("answering in conversation %s failed", self.conversation.pk)
             error = f"{type(exc).__name__}: {exc}"
             await database_sync_to_async(services.chat_turn_fail)(turn=turn, error=error)
+            self.busy = False
             await self._send_quietly({"type": "run.failed", "error": error, "message_id": turn.answer.pk})
 
     async def _send_quietly(self, message: dict[str, Any]) -> None:

@@ -9,6 +9,12 @@ class CredentialsConfig(AppConfig):
     verbose_name = _("Credentials")
 
     def ready(self) -> None:
+        from config.permissions import owned
+
+        from .selectors import credential_list
+
+        # Shared credentials are visible to everyone; changing them stays the owner's (the API checks).
+        owned("credential_id", lambda user, path: credential_list(user=user))
         checks.register(check_credentials_key, checks.Tags.security)
 
 

@@ -8,6 +8,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from config.i18n import language_of_scope, translate
+from config.permissions import owns
 from config.realtime import remember_server_loop
 
 from . import selectors
@@ -60,13 +61,10 @@ class KnowledgeBaseConsumer(AsyncJsonWebsocketConsumer):
     @database_sync_to_async
     def _knowledge_base(self) -> KnowledgeBase | None:
         user = self.scope.get("user")
-        if user is None or not user.is_authenticated:
-            return None
         knowledge_base_id = self.scope["url_route"]["kwargs"]["knowledge_base_id"]
-        try:
-            return selectors.knowledge_base_get(user=user, knowledge_base_id=knowledge_base_id)
-        except KnowledgeBase.DoesNotExist:
+        if not owns(user, "knowledge_base_id", knowledge_base_id):
             return None
+        return selectors.knowledge_base_get(user=user, knowledge_base_id=knowledge_base_id)
 
     @database_sync_to_async
     def _documents(self, knowledge_base: KnowledgeBase) -> list[dict[str, Any]]:

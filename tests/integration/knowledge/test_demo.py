@@ -7,7 +7,9 @@ from knowledge.models import Document
 from knowledge.services import documents_requeue_interrupted, knowledge_base_seed_demo
 from knowledge.services.demo import demo_sources
 
-pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True), pytest.mark.slow]
+# Ingests the whole guide with multilingual-e5-small and answers with the local model.
+pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True), pytest.mark.slow,
+              pytest.mark.timeout(900)]
 
 
 def test_the_demo_knowledge_base_is_seeded_once_ingested_at_start_and_answers_through_the_cli(django_user_model, tmp_path, monkeypatch):

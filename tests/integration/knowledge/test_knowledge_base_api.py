@@ -146,7 +146,7 @@ def test_the_document_list_costs_the_same_number_of_queries_whatever_the_number_
     for number in range(25):
         make_document(knowledge_base, f"doc{number}.txt", status="failed" if number % 2 else "ready", chunk_count=1)
     # session, user, knowledge base, documents
-    with django_assert_max_num_queries(4):
+    with django_assert_max_num_queries(5):
         response = api.get(reverse("document-list", args=[knowledge_base.pk]))
     assert len(response.json()) == 25
     failed = api.get(reverse("document-list", args=[knowledge_base.pk]), {"status": "failed"}).json()
