@@ -21,5 +21,7 @@ export default defineConfig({
     setupFiles: ["src/test/setup.ts"],
     include: ["src/**/*.test.{ts,tsx}"],
     restoreMocks: true,
+    // Above the async queries' 5 s (src/test/setup.ts), so a missing element reports itself.
+    testTimeout: 20000,
   },
 });

@@ -194,5 +194,6 @@ class AskApi(APIView):
             message = services.chat_ask(conversation=conversation, question=payload.validated_data["question"],
                                         pipeline=pipeline)
         except services.ChatError as exc:
-            return Response({"detail": str(exc), "code": "not_answered"}, status=status.HTTP_409_CONFLICT)
+            return Response({"detail": exc.translated(request.LANGUAGE_CODE), "code": "not_answered"},
+                            status=status.HTTP_409_CONFLICT)
         return Response(AnswerSerializer(services.answer_payload(message)).data)

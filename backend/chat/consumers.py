@@ -10,7 +10,9 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
+from config.i18n import language_of_scope, translate
 from config.permissions import owns
+from rag.core.i18n import gettext_noop
 from config.realtime import remember_server_loop
 from pipelines.models import Pipeline
 from pipelines.selectors import pipeline_get
@@ -52,8 +54,8 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         kind = content.get("type") if isinstance(content, dict) else None
         if kind == "ask":
             if self.busy:
-                await self.send_json({"type": "run.failed", "error": "a question is already being answered; "
-                                                                    "wait for it or cancel it"})
+                await self.send_json({"type": "run.failed", "error": self._text(gettext_noop(
+                    "a question is already being answered; wait for it or cancel it"))})
                 return
             self.busy = True
             self.task = asyncio.create_task(self._answer(str(content.get("question") or ""),
@@ -62,7 +64,8 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             if self.busy and self.task is not None:
                 self.task.cancel()
         else:
-            await self.send_json({"type": "error", "error": f"unknown message type {kind!r}; use ask or cancel"})
+            await self.send_json({"type": "error", "error": self._text(gettext_noop(
+                "unknown message type {kind!r}; use ask or cancel"), kind=kind)})
 
     @database_sync_to_async
     def _conversation(self) -> Conversation | None:
@@ -82,7 +85,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             try:
                 pipeline = pipeline_get(user=self.scope["user"], pipeline_id=int(pipeline_id))
             except (Pipeline.DoesNotExist, TypeError, ValueError):
-                raise services.ChatError(f"no pipeline {pipeline_id!r}") from None
+                raise services.ChatError(gettext_noop("no pipeline {id!r}"), id=pipeline_id) from None
         self.conversation.refresh_from_db()
         return services.chat_turn_start(conversation=self.conversation, question=question, pipeline=pipeline)
 
@@ -91,7 +94,8 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             turn = await self._start(question, pipeline_id)
         except services.ChatError as exc:
             self.busy = False
-            await self.send_json({"type": "run.failed", "error": str(exc), "message_id": None})
+            await self.send_json({"type": "run.failed", "error": exc.translated(language_of_scope(self.scope)),
+                                  "message_id": None})
             return
         await self.send_json({"type": "run.started", "message_id": turn.answer.pk,
                               "question_message_id": turn.question.pk, "pipeline_id": turn.pipeline.pk})
@@ -132,6 +136,9 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             await database_sync_to_async(services.chat_turn_fail)(turn=turn, error=error)
             self.busy = False
             await self._send_quietly({"type": "run.failed", "error": error, "message_id": turn.answer.pk})
+
+    def _text(self, template: str, **context: Any) -> str:
+        return translate(template, context, language_of_scope(self.scope), fallback=template.format(**context))
 
     async def _send_quietly(self, message: dict[str, Any]) -> None:
         try:

@@ -13,7 +13,9 @@ from django.db import transaction
 import jobs
 from pipelines.models import Pipeline
 from pipelines.runtime import pipeline_readiness, pipeline_strategy
+from config.i18n import translate
 from rag.core import TrellisError
+from rag.core.i18n import gettext_noop
 from rag.strategies import Strategy, StrategyError
 
 from .models import Conversation, Message, Trace
@@ -23,7 +25,15 @@ TITLE_LENGTH = 80
 
 
 class ChatError(TrellisError):
-    """A question that cannot be asked now; the message says why."""
+    """A question that cannot be asked now; the message says why (``template`` and ``context``
+    translate it)."""
+
+    def __init__(self, template: str, **context: Any) -> None:
+        self.template, self.context = template, context
+        super().__init__(template.format(**context))
+
+    def translated(self, language: str | None) -> str:
+        return translate(self.template, self.context, language, fallback=str(self))
 
 
 def conversation_create(*, owner: AbstractBaseUser, pipeline: Pipeline | None = None, title: str = "") -> Conversation:
@@ -68,13 +78,14 @@ def chat_turn_start(*, conversation: Conversation, question: str, pipeline: Pipe
     conversation's). Raises ``ChatError`` when no pipeline is chosen or it is not ready."""
     question = question.strip()
     if not question:
-        raise ChatError("the question is empty")
+        raise ChatError(gettext_noop("the question is empty"))
     pipeline = pipeline or conversation.pipeline
     if pipeline is None:
-        raise ChatError("choose a pipeline for this conversation first")
+        raise ChatError(gettext_noop("choose a pipeline for this conversation first"))
     readiness = pipeline_readiness(pipeline)
     if not readiness.ready:
-        raise ChatError(f"the pipeline '{pipeline.name}' cannot answer yet: " + "; ".join(readiness.reasons()))
+        raise ChatError(gettext_noop("the pipeline {name!r} cannot answer yet: {reasons}"), name=pipeline.name,
+                        reasons="; ".join(readiness.reasons()))
     history = conversation_history(conversation, turns=settings.TRELLIS_CHAT_HISTORY_TURNS)
     with transaction.atomic():
         asked = Message.objects.create(conversation=conversation, role=Message.Role.USER, text=question,
@@ -149,10 +160,10 @@ def chat_ask(*, conversation: Conversation, question: str, pipeline: Pipeline | 
         state = turn.strategy().run(question, history=turn.history)
     except StrategyError as exc:
         chat_turn_fail(turn=turn, error=str(exc), state=exc.state)
-        raise ChatError(str(exc)) from None
+        raise ChatError("{error}", error=str(exc)) from None
     except TrellisError as exc:
         chat_turn_fail(turn=turn, error=str(exc))
-        raise ChatError(str(exc)) from None
+        raise ChatError("{error}", error=str(exc)) from None
     return chat_turn_complete(turn=turn, state=state)
 
 

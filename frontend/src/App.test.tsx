@@ -49,7 +49,13 @@ describe("App", () => {
   });
 
   it("navigates between sections without reloading, with an empty state for each", async () => {
-    mockApi({ ...catalogRoutes(), "GET /api/v1/auth/session/": SIGNED_IN, "GET /api/v1/knowledge-bases/": [], "GET /api/v1/pipelines/": [] });
+    mockApi({
+      ...catalogRoutes(),
+      "GET /api/v1/auth/session/": SIGNED_IN,
+      "GET /api/v1/knowledge-bases/": [],
+      "GET /api/v1/pipelines/": [],
+      "GET /api/v1/conversations/": [],
+    });
     render(<App />);
     expect(await screen.findByText("No knowledge bases yet")).toBeInTheDocument();
 
@@ -58,7 +64,7 @@ describe("App", () => {
     expect(window.location.pathname).toBe("/pipelines");
 
     fireEvent.click(screen.getByRole("link", { name: "Chat" }));
-    expect(await screen.findByText("Chat is on its way")).toBeInTheDocument();
+    expect(await screen.findByText("Chat answers through a pipeline")).toBeInTheDocument();
 
     act(() => {
       window.history.back();

@@ -7,7 +7,6 @@ import { SignInPage } from "./auth/SignInPage";
 import { CatalogProvider } from "./catalog/CatalogProvider";
 import { ErrorNotice, Loading } from "./components/StatusViews";
 import { ToastProvider } from "./components/Toasts";
-import { ChatPage } from "./pages/chat/ChatPage";
 import { NotFoundPage } from "./pages/NotFoundPage";
 import { matchPath, type RouteParams } from "./router/match";
 import { Redirect, RouterProvider, useLocation } from "./router/Router";
@@ -18,11 +17,15 @@ import { Layout } from "./shell/Layout";
 const KnowledgeBaseListPage = lazy(() => import("./pages/knowledge/KnowledgeBaseListPage").then((m) => ({ default: m.KnowledgeBaseListPage })));
 const KnowledgeBasePage = lazy(() => import("./pages/knowledge/KnowledgeBasePage").then((m) => ({ default: m.KnowledgeBasePage })));
 const PipelineListPage = lazy(() => import("./pages/builder/PipelineListPage").then((m) => ({ default: m.PipelineListPage })));
+const ChatPage = lazy(() => import("./pages/chat/ChatPage").then((m) => ({ default: m.ChatPage })));
+const ComparePage = lazy(() => import("./pages/chat/ComparePage").then((m) => ({ default: m.ComparePage })));
 const PipelineEditorPage = lazy(() => import("./pages/builder/PipelineEditorPage").then((m) => ({ default: m.PipelineEditorPage })));
 
 interface Route {
   pattern: string;
   render: (params: RouteParams) => ReactNode;
+  /** Routes sharing a section key keep their page mounted when moving between them. */
+  section?: string;
 }
 
 const ROUTES: Route[] = [
@@ -32,7 +35,9 @@ const ROUTES: Route[] = [
   { pattern: "/pipelines", render: () => <PipelineListPage /> },
   { pattern: "/pipelines/new", render: () => <PipelineEditorPage id={null} /> },
   { pattern: "/pipelines/:id", render: ({ id }) => <PipelineEditorPage id={Number(id)} /> },
-  { pattern: "/chat", render: () => <ChatPage /> },
+  { pattern: "/chat", render: () => <ChatPage id={null} />, section: "chat" },
+  { pattern: "/chat/compare", render: () => <ComparePage /> },
+  { pattern: "/chat/:id", render: ({ id }) => <ChatPage id={Number(id)} />, section: "chat" },
 ];
 
 function Routes() {
@@ -44,7 +49,7 @@ function Routes() {
     if (params && Object.values(params).every((value) => /^\d+$/.test(value))) {
       // Keyed by the address: another object's page starts fresh instead of showing the last one's.
       return (
-        <Suspense key={pathname} fallback={<Loading label={t("app.loadingPage")} />}>
+        <Suspense key={route.section ?? pathname} fallback={<Loading label={t("app.loadingPage")} />}>
           {route.render(params)}
         </Suspense>
       );

@@ -25,7 +25,7 @@ def test_signing_in_shows_the_server_reason_then_the_app(live_server, page, ada,
     screenshot("knowledge-bases-empty")
 
     page.get_by_role("link", name="Chat").click()
-    expect(page.get_by_text("Chat is on its way")).to_be_visible()
+    expect(page.get_by_text("Chat answers through a pipeline")).to_be_visible()
     assert page.url.endswith("/chat")
 
     page.get_by_role("button", name="Sign out").click()

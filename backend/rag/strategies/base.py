@@ -53,7 +53,7 @@ class RunContext:
         self.recorder = TraceRecorder(
             on_node=lambda node: self.emit({"type": "retrieval.node", "node": node.to_dict()}),
             on_round=lambda node, summary: self.emit({"type": "retrieval.round", "node_id": node.id,
-                                                      "round": summary}),
+                                                      "class": node.component, "round": summary}),
         )
         self.state: dict[str, Any] = {
             "question": question,

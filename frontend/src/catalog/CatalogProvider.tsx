@@ -85,6 +85,12 @@ export function useCatalog(): CatalogValue {
   return catalog;
 }
 
+/** A component's name in the UI's language when the catalog has it, else its registry name. */
+export function useComponentName(): (name: string) => string {
+  const catalog = useContext(CatalogContext);
+  return (name) => catalog?.byName.get(name)?.display_name ?? name;
+}
+
 /** The details of `names`, as they arrive; `failed` names the ones that could not be loaded. */
 export function useComponentDetails(names: readonly string[]): {
   details: ReadonlyMap<string, ComponentDetail>;

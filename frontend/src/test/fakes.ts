@@ -1,12 +1,20 @@
 import { act } from "@testing-library/react";
 
-/** A WebSocket the test drives: `open()`, `send()` server messages, `drop()` the connection. */
+/**
+ * A WebSocket the test drives: `open()`, `receive()` server messages, `drop()` the connection;
+ * what the page sent is in `sent` (parsed).
+ */
 export class FakeWebSocket {
+  static readonly CONNECTING = 0;
+  static readonly OPEN = 1;
+  static readonly CLOSED = 3;
   static instances: FakeWebSocket[] = [];
   onopen: (() => void) | null = null;
   onmessage: ((event: { data: string }) => void) | null = null;
   onclose: ((event: { code: number }) => void) | null = null;
+  readyState = FakeWebSocket.CONNECTING;
   closed = false;
+  sent: unknown[] = [];
 
   constructor(readonly url: string) {
     FakeWebSocket.instances.push(this);
@@ -20,17 +28,25 @@ export class FakeWebSocket {
 
   close() {
     this.closed = true;
+    this.readyState = FakeWebSocket.CLOSED;
+  }
+
+  send(data: string) {
+    if (this.readyState !== FakeWebSocket.OPEN) throw new Error("sent on a websocket that is not open");
+    this.sent.push(JSON.parse(data));
   }
 
   open() {
+    this.readyState = FakeWebSocket.OPEN;
     act(() => this.onopen?.());
   }
 
-  send(message: unknown) {
+  receive(message: unknown) {
     act(() => this.onmessage?.({ data: JSON.stringify(message) }));
   }
 
   drop(code = 1006) {
+    this.readyState = FakeWebSocket.CLOSED;
     act(() => this.onclose?.({ code }));
   }
 }

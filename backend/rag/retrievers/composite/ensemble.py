@@ -16,6 +16,16 @@ from ..sparse import BM25Retriever  # noqa: F401  (registers a default child)
 from .children import search_children
 
 
+def _wider(kept: Any, other: Any) -> Any:
+    """Of two versions of one chunk, the one expanded to a wider window (a child that expands
+    and one that does not may both return it)."""
+    def width(chunk: Any) -> int:
+        window = chunk.metadata.get("window")
+        return window[1] - window[0] + 1 if window else 1
+
+    return other if width(other) > width(kept) else kept
+
+
 def reciprocal_rank_fusion(rankings: Sequence[Sequence[Hit]], k: int = 60) -> list[Hit]:
     """Score each chunk by Σ 1 / (k + rank) over the rankings it appears in (rank from 1).
 
@@ -26,6 +36,7 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[Hit]], k: int = 60) -> li
     for child, ranking in enumerate(rankings):
         for rank, hit in enumerate(ranking, start=1):
             entry = fused.setdefault(hit.chunk.id, [hit.chunk, 0.0, []])
+            entry[0] = _wider(entry[0], hit.chunk)
             entry[1] += 1.0 / (k + rank)
             entry[2].append({"child": child, "rank": rank, "score": hit.score})
     ordered = sorted(fused.values(), key=lambda entry: -entry[1])
@@ -46,6 +57,7 @@ def weighted_fusion(rankings: Sequence[Sequence[Hit]], weights: Sequence[float])
         for rank, hit in enumerate(ranking, start=1):
             normalised = (hit.score - low) / (high - low) if high > low else 1.0
             entry = fused.setdefault(hit.chunk.id, [hit.chunk, 0.0, []])
+            entry[0] = _wider(entry[0], hit.chunk)
             entry[1] += weight * normalised
             entry[2].append({"child": child, "rank": rank, "score": hit.score})
     ordered = sorted(fused.values(), key=lambda entry: -entry[1])

@@ -78,7 +78,7 @@ describe("PipelineEditorPage", () => {
 
     fireEvent.click(screen.getByRole("button", { name: "Save" }));
     expect(await screen.findByText("Not saved: 1 problem to fix first.")).toBeInTheDocument();
-    expect(card("Dense semantic retriever")).toHaveClass("is-invalid");
+    await waitFor(() => expect(card("Dense semantic retriever")).toHaveClass("is-invalid"));
     expect(card("BM25 keyword retriever")).not.toHaveClass("is-invalid");
 
     fireEvent.change(screen.getByLabelText("Results"), { target: { value: "5" } });

@@ -1,5 +1,5 @@
 import { ChevronLeft, ChevronRight } from "lucide-react";
-import { useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
 
 import { fetchChunks, type Chunk, type KnowledgeDocument } from "../../api/knowledge";
@@ -16,15 +16,27 @@ function pageLabel(t: (key: string, options?: Record<string, unknown>) => string
   return single !== undefined ? t("chunks.page", { page: single }) : null;
 }
 
-/** A document's chunks in order, a page at a time: position, page, heading and text. */
-export function ChunkBrowser({ knowledgeBaseId, document, onClose }: { knowledgeBaseId: number; document: KnowledgeDocument; onClose: () => void }) {
+/**
+ * A document's chunks in order, a page at a time: position, page, heading and text. `position`
+ * opens the page holding that chunk and marks it.
+ */
+export function ChunkBrowser({ knowledgeBaseId, document, position, onClose }: {
+  knowledgeBaseId: number;
+  document: KnowledgeDocument;
+  position?: number;
+  onClose: () => void;
+}) {
   const { t } = useTranslation();
-  const [offset, setOffset] = useState(0);
+  const [offset, setOffset] = useState(position !== undefined ? Math.floor(position / PAGE_SIZE) * PAGE_SIZE : 0);
+  const marked = useRef<HTMLLIElement>(null);
   const { state, reload } = useLoad(
     (signal) => fetchChunks(knowledgeBaseId, document.id, { limit: PAGE_SIZE, offset }, signal),
     [knowledgeBaseId, document.id, offset],
   );
   const count = state.status === "ready" ? state.data.count : 0;
+  useEffect(() => {
+    if (state.status === "ready") marked.current?.scrollIntoView?.({ block: "center" });
+  }, [state.status]);
 
   return (
     <Modal
@@ -55,7 +67,12 @@ export function ChunkBrowser({ knowledgeBaseId, document, onClose }: { knowledge
           {state.data.results.map((chunk) => {
             const page = pageLabel(t, chunk);
             return (
-              <li key={chunk.id} className="chunk">
+              <li
+                key={chunk.id}
+                ref={chunk.position === position ? marked : undefined}
+                className={`chunk${chunk.position === position ? " chunk--marked" : ""}`}
+                aria-current={chunk.position === position ? "true" : undefined}
+              >
                 <div className="chunk__meta">
                   <span className="chip chip--accent">{t("chunks.position", { position: chunk.position })}</span>
                   {page && <span className="chip">{page}</span>}

@@ -64,7 +64,7 @@ describe("KnowledgeBasePage", () => {
     const socket = FakeWebSocket.latest();
     expect(socket.url).toBe("ws://localhost:3000/ws/knowledge/1/?lang=en");
     socket.open();
-    socket.send({ type: "snapshot", documents: [] });
+    socket.receive({ type: "snapshot", documents: [] });
     expect(screen.getByText("Live")).toBeInTheDocument();
     expect(screen.getByText("No documents yet")).toBeInTheDocument();
 
@@ -85,22 +85,22 @@ describe("KnowledgeBasePage", () => {
     expect(screen.queryByRole("list", { name: "Uploads" })).not.toBeInTheDocument();
     expect(within(row("aurora.md")).getByText("Queued")).toBeInTheDocument();
 
-    socket.send(progress(6, "aurora.md", "embedding", { done: 3, total: 10 }));
+    socket.receive(progress(6, "aurora.md", "embedding", { done: 3, total: 10 }));
     expect(within(row("aurora.md")).getByText("Embedding", { selector: ".badge" })).toBeInTheDocument();
     expect(within(row("aurora.md")).getByRole("progressbar")).toHaveAttribute("aria-valuenow", "30");
     expect(within(row("aurora.md")).getByText("3 of 10")).toBeInTheDocument();
 
-    socket.send(progress(6, "aurora.md", "ready", { chunk_count: 29 }));
+    socket.receive(progress(6, "aurora.md", "ready", { chunk_count: 29 }));
     expect(within(row("aurora.md")).getByText("Ready")).toBeInTheDocument();
     expect(within(row("aurora.md")).getByText(/29 chunks/)).toBeInTheDocument();
 
-    socket.send(progress(7, "volcanoes.txt", "failed", { error: "no text could be extracted", error_code: "empty" }));
+    socket.receive(progress(7, "volcanoes.txt", "failed", { error: "no text could be extracted", error_code: "empty" }));
     expect(within(row("volcanoes.txt")).getByText("no text could be extracted")).toBeInTheDocument();
     fireEvent.click(within(row("volcanoes.txt")).getByRole("button", { name: /Retry/ }));
     await waitFor(() => expect(within(row("volcanoes.txt")).getByText("Queued")).toBeInTheDocument());
     expect(api).toHaveBeenCalledWith("/api/v1/knowledge-bases/1/documents/7/retry/", expect.objectContaining({ method: "POST" }));
 
-    socket.send({ type: "document.deleted", document_id: 7 });
+    socket.receive({ type: "document.deleted", document_id: 7 });
     expect(screen.queryByText("volcanoes.txt", { selector: ".document__name" })).not.toBeInTheDocument();
   });
 

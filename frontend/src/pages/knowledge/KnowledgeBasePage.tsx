@@ -1,5 +1,5 @@
 import { ArrowLeft, FileStack, Pencil, Radio, RefreshCw, Trash2 } from "lucide-react";
-import { useCallback, useState } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
 
 import {
@@ -14,7 +14,7 @@ import { ConfirmDialog } from "../../components/ConfirmDialog";
 import { EmptyState, ErrorNotice, Loading } from "../../components/StatusViews";
 import { useToast } from "../../components/Toasts";
 import { useLoad } from "../../lib/useLoad";
-import { Link, useNavigate } from "../../router/Router";
+import { Link, useLocation, useNavigate } from "../../router/Router";
 import { useDocumentTitle } from "../../shell/useDocumentTitle";
 import { ChunkBrowser } from "./ChunkBrowser";
 import { DocumentList } from "./DocumentList";
@@ -27,7 +27,7 @@ type Dialog =
   | { kind: "edit" }
   | { kind: "delete" }
   | { kind: "deleteDocument"; document: KnowledgeDocument }
-  | { kind: "chunks"; document: KnowledgeDocument }
+  | { kind: "chunks"; document: KnowledgeDocument; position?: number }
   | null;
 
 export function KnowledgeBasePage({ id }: { id: number }) {
@@ -49,6 +49,20 @@ function KnowledgeBaseView({ base, onChanged }: { base: KnowledgeBase; onChanged
   const { setDocuments } = feed;
   const onAccepted = useCallback((documents: KnowledgeDocument[]) => setDocuments((current) => addDocuments(current ?? [], documents)), [setDocuments]);
   const uploads = useUploads(base.id, onAccepted);
+  const { search } = useLocation();
+  const linked = useRef(false);
+
+  // `?document=<id>&position=<p>` (a citation's link) opens that document's chunks at that chunk, once.
+  useEffect(() => {
+    if (linked.current || !feed.documents) return;
+    const query = new URLSearchParams(search);
+    const documentId = Number(query.get("document"));
+    const document = feed.documents.find((item) => item.id === documentId);
+    if (!document) return;
+    linked.current = true;
+    const position = query.get("position");
+    setDialog({ kind: "chunks", document, position: position !== null && position !== "" ? Number(position) : undefined });
+  }, [feed.documents, search]);
 
   const retry = async (document: KnowledgeDocument) => {
     try {
@@ -171,7 +185,9 @@ function KnowledgeBaseView({ base, onChanged }: { base: KnowledgeBase; onChanged
           onCancel={() => setDialog(null)}
         />
       )}
-      {dialog?.kind === "chunks" && <ChunkBrowser knowledgeBaseId={base.id} document={dialog.document} onClose={() => setDialog(null)} />}
+      {dialog?.kind === "chunks" && (
+        <ChunkBrowser knowledgeBaseId={base.id} document={dialog.document} position={dialog.position} onClose={() => setDialog(null)} />
+      )}
     </section>
   );
 }

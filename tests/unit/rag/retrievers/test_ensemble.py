@@ -101,3 +101,11 @@ def test_close_releases_every_child_and_children_are_copied_out():
     assert len(fusion.children) == 2
     fusion.close()
     assert closed == fusion.children
+
+
+def test_fusion_keeps_the_widest_version_of_a_chunk_two_children_returned():
+    plain = Hit(Chunk(5, 1, 5, "p5"), 1.0)
+    window = Hit(Chunk(5, 1, 4, "p4\np5\np6", {"window": [4, 6]}), 1.0)
+    for fused in (reciprocal_rank_fusion([[plain], [window]]), weighted_fusion([[plain], [window]], [1.0, 1.0])):
+        assert fused[0].chunk.metadata["window"] == [4, 6]
+    assert reciprocal_rank_fusion([[window], [plain]])[0].chunk.text == "p4\np5\np6"

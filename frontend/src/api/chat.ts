@@ -1,0 +1,180 @@
+import { api } from "./client";
+
+export interface Conversation {
+  id: number;
+  title: string;
+  pipeline: number | null;
+  pipeline_name: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A chunk an answer cites as `[n]`. */
+export interface Citation {
+  n: number;
+  chunk_id: number;
+  document_id: number;
+  document_name: string | null;
+  position: number;
+  page: number | null;
+  url: string | null;
+  preview: string;
+}
+
+/** A chunk given to the model, numbered as the answer cites it. */
+export interface SentChunk {
+  n: number;
+  chunk_id: number;
+  document_id: number;
+  position: number;
+  score: number;
+  text: string;
+  metadata: { page?: number; window?: [number, number]; [key: string]: unknown };
+}
+
+/** One row of a trace node's results. */
+export interface ResultRow {
+  chunk_id: number;
+  document_id: number;
+  position: number;
+  score: number;
+  rank: number;
+  /** The positions an expanded chunk covers. */
+  window?: [number, number];
+  /** Which children (by index) returned a fused chunk, at which rank and score. */
+  sources?: { child: number; rank: number; score: number }[];
+}
+
+export interface Operation {
+  child: number;
+  top_k: number;
+}
+
+export interface DroppedOperation {
+  child?: unknown;
+  top_k?: unknown;
+  why: string;
+}
+
+export interface Attempt {
+  raw: string;
+  problems: string[];
+}
+
+export interface PlanRecord {
+  reason: string | null;
+  attempts: number;
+  dropped: DroppedOperation[];
+  fallback: string | null;
+  attempt_log?: Attempt[];
+}
+
+/** One agentic round (DESIGN §5). */
+export interface RoundSummary {
+  round: number;
+  operations: Operation[];
+  added: number[];
+  pool_size: number;
+  verdict: { sufficient: boolean; reason: string } | null;
+  attempts: number;
+  dropped?: DroppedOperation[];
+  attempt_log?: Attempt[];
+  fallback?: string;
+  plan?: PlanRecord;
+}
+
+/** One retriever invocation (DESIGN §4). */
+export interface TraceNode {
+  id: string;
+  class: string;
+  params: Record<string, unknown>;
+  query: string;
+  top_k: number | null;
+  elapsed_ms: number;
+  results: ResultRow[];
+  children: TraceNode[];
+  rounds: RoundSummary[];
+  error: string | null;
+  details?: { plan?: PlanRecord; [key: string]: unknown };
+}
+
+/** A strategy step; the fields beyond `step` and `elapsed_ms` depend on the step. */
+export interface TraceStep {
+  step: string;
+  elapsed_ms?: number;
+  [key: string]: unknown;
+}
+
+export interface StrategyTrace {
+  strategy: string;
+  params: Record<string, unknown>;
+  steps: TraceStep[];
+  llm_calls: number;
+  elapsed_ms: number;
+  error?: string;
+}
+
+export type MessageStatus = "streaming" | "done" | "failed" | "cancelled";
+
+export interface ChatMessage {
+  id: number;
+  role: "user" | "assistant";
+  text: string;
+  citations: Citation[];
+  status: MessageStatus;
+  error: string;
+  pipeline: number | null;
+  timings: { first_token_ms?: number | null; total_ms?: number | null };
+  /** The full trace; empty (`{}`) or null when the answer never got one. */
+  trace: StrategyTrace | Record<string, never> | null;
+  rounds: (RoundSummary & { node_id: string })[];
+  chunks: SentChunk[];
+  created_at: string;
+}
+
+export interface AnswerCompleted {
+  message_id: number;
+  answer: string;
+  citations: Citation[];
+  trace: StrategyTrace;
+}
+
+/** What `ws/chat/<id>/` sends (DESIGN §8). */
+export type ServerEvent =
+  | { type: "run.started"; message_id: number; question_message_id: number; pipeline_id: number }
+  | { type: "retrieval.node"; node: TraceNode }
+  | { type: "retrieval.round"; node_id: string; round: RoundSummary }
+  | { type: "generation.delta"; text: string }
+  | ({ type: "answer.completed" } & AnswerCompleted)
+  | { type: "run.failed"; error: string; message_id?: number | null }
+  | { type: "run.cancelled"; message_id: number; answer: string }
+  | { type: "error"; error: string };
+
+export function hasTrace(trace: ChatMessage["trace"]): trace is StrategyTrace {
+  return !!trace && Array.isArray((trace as StrategyTrace).steps);
+}
+
+const CONVERSATIONS_URL = "/api/v1/conversations/";
+const conversationUrl = (id: number) => `${CONVERSATIONS_URL}${id}/`;
+
+export const fetchConversations = (signal?: AbortSignal) => api.get<Conversation[]>(CONVERSATIONS_URL, { signal });
+
+export const createConversation = (input: { title?: string; pipeline?: number | null }) =>
+  api.post<Conversation>(CONVERSATIONS_URL, input);
+
+export const updateConversation = (id: number, input: { title?: string; pipeline?: number }) =>
+  api.patch<Conversation>(conversationUrl(id), input);
+
+export const deleteConversation = (id: number) => api.delete<void>(conversationUrl(id));
+
+export const fetchMessages = (id: number, signal?: AbortSignal) =>
+  api.get<ChatMessage[]>(`${conversationUrl(id)}messages/`, { signal });
+
+/** Ask without a websocket: the whole answer at once. */
+export const askConversation = (id: number, question: string, pipelineId: number | null) =>
+  api.post<AnswerCompleted>(`${conversationUrl(id)}ask/`, { question, pipeline_id: pipelineId });
+
+export function chatSocketUrl(conversationId: number): string {
+  const scheme = window.location.protocol === "https:" ? "wss:" : "ws:";
+  return `${scheme}//${window.location.host}/ws/chat/${conversationId}/`;
+}

@@ -1,0 +1,210 @@
+import { CircleCheck, CircleX, RotateCcw, TriangleAlert } from "lucide-react";
+import { useId, useRef, useState, type KeyboardEvent } from "react";
+import { useTranslation } from "react-i18next";
+
+import type { Attempt, DroppedOperation, PlanRecord, RoundSummary, TraceNode } from "../../api/chat";
+import { useComponentName } from "../../catalog/CatalogProvider";
+import { ChunkLabel } from "./ChunkLabel";
+import { childComponents, roundChildren, type ChunkFacts } from "./model";
+import { RoundsChart } from "./RoundsChart";
+
+/** An agentic node's rounds: a chart of the pool, then one tab per round. */
+export function RoundsView({ node, rounds, facts }: { node: TraceNode; rounds: RoundSummary[]; facts: ChunkFacts }) {
+  const { t } = useTranslation();
+  const [chosen, setChosen] = useState(0);
+  const tabs = useRef<(HTMLButtonElement | null)[]>([]);
+  const baseId = useId();
+  if (rounds.length === 0) return <p className="muted trace-empty">{t("trace.noRounds")}</p>;
+  const selected = Math.min(chosen, rounds.length - 1);
+  const round = rounds[selected]!;
+  const consulted = roundChildren(node, rounds);
+
+  const onKeyDown = (event: KeyboardEvent) => {
+    const moves: Record<string, number> = { ArrowRight: 1, ArrowLeft: -1 };
+    let next: number | null = null;
+    if (event.key in moves) next = (selected + moves[event.key]! + rounds.length) % rounds.length;
+    if (event.key === "Home") next = 0;
+    if (event.key === "End") next = rounds.length - 1;
+    if (next === null) return;
+    event.preventDefault();
+    setChosen(next);
+    tabs.current[next]?.focus();
+  };
+
+  return (
+    <div className="rounds">
+      <RoundsChart rounds={rounds} />
+      <div className="rounds__tabs" role="tablist" aria-label={t("trace.roundsLabel")} onKeyDown={onKeyDown}>
+        {rounds.map((item, index) => (
+          <button
+            key={item.round}
+            ref={(element) => {
+              tabs.current[index] = element;
+            }}
+            type="button"
+            role="tab"
+            id={`${baseId}-tab-${index}`}
+            aria-selected={index === selected}
+            aria-controls={`${baseId}-panel`}
+            tabIndex={index === selected ? 0 : -1}
+            className="rounds__tab"
+            onClick={() => setChosen(index)}
+          >
+            {t("trace.round", { n: item.round })}
+            {(item.attempts > 1 || (item.plan?.attempts ?? 0) > 1 || item.fallback || item.plan?.fallback) && (
+              <RotateCcw aria-label={t("trace.retried")} size={12} />
+            )}
+          </button>
+        ))}
+      </div>
+      <div className="rounds__panel" role="tabpanel" id={`${baseId}-panel`} aria-labelledby={`${baseId}-tab-${selected}`}>
+        <RoundPanel node={node} round={round} consulted={consulted[selected] ?? []} facts={facts} />
+      </div>
+    </div>
+  );
+}
+
+function RoundPanel({ node, round, consulted, facts }: { node: TraceNode; round: RoundSummary; consulted: TraceNode[]; facts: ChunkFacts }) {
+  const { t } = useTranslation();
+  const name = useComponentName();
+  const catalog = childComponents(node);
+  const plan = round.plan ?? (round.round === 1 ? node.details?.plan : undefined);
+
+  return (
+    <div className="round">
+      {plan && <PlanView plan={plan} />}
+      <dl className="round__facts">
+        <div>
+          <dt>{t("trace.poolSize")}</dt>
+          <dd>{round.pool_size}</dd>
+        </div>
+        <div>
+          <dt>{t("trace.newChunks")}</dt>
+          <dd>{round.added.length}</dd>
+        </div>
+      </dl>
+
+      <h4 className="round__heading">{t("trace.operations")}</h4>
+      <ul className="round__operations">
+        {round.operations.map((operation, index) => {
+          const component = catalog[operation.child];
+          const node = consulted[index];
+          return (
+            <li key={`${operation.child}-${operation.top_k}`}>
+              <span className="chip">{t("trace.childN", { n: operation.child })}</span>
+              <span>{component ? name(component) : t("trace.unknownChild")}</span>
+              <span className="chip chip--accent">{t("trace.topK", { k: operation.top_k })}</span>
+              {node && <span className="muted">{t("trace.returned", { count: node.results.length, id: node.id })}</span>}
+            </li>
+          );
+        })}
+      </ul>
+      {round.dropped && round.dropped.length > 0 && <DroppedList dropped={round.dropped} />}
+
+      <h4 className="round__heading">{t("trace.added", { count: round.added.length })}</h4>
+      {round.added.length === 0 ? (
+        <p className="muted">{t("trace.nothingAdded")}</p>
+      ) : (
+        <ul className="round__added">
+          {round.added.map((id) => (
+            <li key={id}>
+              <ChunkLabel id={id} facts={facts} length={140} />
+            </li>
+          ))}
+        </ul>
+      )}
+
+      <h4 className="round__heading">{t("trace.verdict")}</h4>
+      <Verdict round={round} />
+      {round.attempt_log && round.attempt_log.length > 1 && <AttemptLog attempts={round.attempt_log} />}
+    </div>
+  );
+}
+
+function Verdict({ round }: { round: RoundSummary }) {
+  const { t } = useTranslation();
+  const attempts = t("trace.attempts", { count: round.attempts });
+  return (
+    <div className="verdict">
+      {round.verdict ? (
+        <p className={`verdict__line verdict__line--${round.verdict.sufficient ? "sufficient" : "insufficient"}`}>
+          {round.verdict.sufficient ? <CircleCheck aria-hidden="true" size={15} /> : <CircleX aria-hidden="true" size={15} />}
+          <strong>{round.verdict.sufficient ? t("trace.sufficient") : t("trace.insufficient")}</strong>
+          <span>{round.verdict.reason}</span>
+        </p>
+      ) : (
+        <p className="verdict__line muted">{round.fallback ? t("trace.judgingFailed") : t("trace.notJudged")}</p>
+      )}
+      {round.attempts > 0 && (
+        <p className={`verdict__attempts${round.attempts > 1 ? " verdict__attempts--retried" : ""}`}>
+          {round.attempts > 1 && <RotateCcw aria-hidden="true" size={13} />}
+          {round.attempts > 1 ? t("trace.retriedAttempts", { attempts }) : attempts}
+        </p>
+      )}
+      {round.fallback && <Fallback text={round.fallback} />}
+    </div>
+  );
+}
+
+function PlanView({ plan }: { plan: PlanRecord }) {
+  const { t } = useTranslation();
+  const attempts = t("trace.attempts", { count: plan.attempts });
+  return (
+    <div className="plan">
+      <h4 className="round__heading">{t("trace.plan")}</h4>
+      {plan.reason && <p className="plan__reason">{plan.reason}</p>}
+      <p className={`verdict__attempts${plan.attempts > 1 ? " verdict__attempts--retried" : ""}`}>
+        {plan.attempts > 1 && <RotateCcw aria-hidden="true" size={13} />}
+        {plan.attempts > 1 ? t("trace.retriedAttempts", { attempts }) : attempts}
+      </p>
+      {plan.dropped.length > 0 && <DroppedList dropped={plan.dropped} />}
+      {plan.fallback && <Fallback text={plan.fallback} />}
+      {plan.attempt_log && plan.attempt_log.length > 1 && <AttemptLog attempts={plan.attempt_log} />}
+    </div>
+  );
+}
+
+function Fallback({ text }: { text: string }) {
+  const { t } = useTranslation();
+  return (
+    <p className="trace-fallback" role="note">
+      <TriangleAlert aria-hidden="true" size={14} />
+      <strong>{t("trace.fallback")}</strong> {text}
+    </p>
+  );
+}
+
+function DroppedList({ dropped }: { dropped: DroppedOperation[] }) {
+  const { t } = useTranslation();
+  return (
+    <div className="dropped-ops">
+      <p className="dropped-ops__title">{t("trace.droppedOperations", { count: dropped.length })}</p>
+      <ul>
+        {dropped.map((operation, index) => (
+          <li key={index}>
+            <code>{t("trace.operation", { child: String(operation.child), k: String(operation.top_k) })}</code> {operation.why}
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+function AttemptLog({ attempts }: { attempts: Attempt[] }) {
+  const { t } = useTranslation();
+  return (
+    <details className="attempt-log">
+      <summary>{t("trace.attemptLog")}</summary>
+      <ol>
+        {attempts.map((attempt, index) => (
+          <li key={index}>
+            <p className={attempt.problems.length ? "attempt-log__problem" : "attempt-log__ok"}>
+              {attempt.problems.length ? attempt.problems.join("; ") : t("trace.accepted")}
+            </p>
+            <pre className="attempt-log__raw">{attempt.raw}</pre>
+          </li>
+        ))}
+      </ol>
+    </details>
+  );
+}

@@ -1,0 +1,172 @@
+import { fireEvent, render, screen, within } from "@testing-library/react";
+import { describe, expect, it } from "vitest";
+
+import type { ChatMessage, ServerEvent, StrategyTrace } from "../../api/chat";
+import agentic from "./fixtures/agentic.json";
+import budget from "./fixtures/budget.json";
+import crag from "./fixtures/crag.json";
+import plain from "./fixtures/plain.json";
+import routed from "./fixtures/routed.json";
+import { addLiveNode, addLiveRound, chunkFacts, EMPTY_LIVE, type LiveRetrieval } from "./model";
+import { LiveTraceView, TraceView } from "./TraceView";
+
+/** A fixture: one stored answer and the websocket events of the same run (frontend/scripts/trace_fixtures.py). */
+interface Fixture {
+  question: string;
+  message: ChatMessage;
+  events: ServerEvent[];
+}
+
+function stored(fixture: unknown) {
+  const { message } = fixture as Fixture;
+  const trace = message.trace as StrategyTrace;
+  return render(<TraceView trace={trace} facts={chunkFacts(trace, message.chunks, message.citations)} />);
+}
+
+function results(node: HTMLElement) {
+  return within(within(node).getAllByRole("list", { name: "Results" })[0]!).getAllByRole("listitem");
+}
+
+describe("TraceView, from stored traces", () => {
+  it("draws a plain tree: fusion over two retrievers, with timings, scores, sources and expanded windows", () => {
+    stored(plain);
+    const fusion = screen.getByRole("region", { name: "EnsembleRetriever (n1)" });
+    expect(within(fusion).getByText("top 4")).toBeInTheDocument();
+    const [first, second] = results(fusion);
+    // Fused results say which child found them, at which rank.
+    expect(within(first!).getByText("#1")).toBeInTheDocument();
+    expect(within(first!).getAllByText("BM25Retriever #1")).toHaveLength(2);
+    // Chunks given to the model show their text and their number.
+    expect(within(first!).getByText("[1]")).toBeInTheDocument();
+    expect(within(first!).getByText(/A hybrid retriever fuses BM25 and dense rankings/)).toBeInTheDocument();
+    expect(within(second!).getByText("BM25Retriever #2")).toBeInTheDocument();
+    expect(fusion.querySelector(".score-bar__fill")).toHaveStyle({ width: "100%" });
+
+    const children = within(fusion).getAllByRole("region", { name: /BM25Retriever/ });
+    expect(children).toHaveLength(2);
+    expect(within(children[1]!).getByText("expanded: positions 1–4")).toBeInTheDocument();
+    expect(within(children[0]!).getByText(/ms$/, { selector: ".trace-node__time" })).toBeInTheDocument();
+    expect(screen.getByRole("region", { name: "Answer" })).toHaveTextContent(/\d+ of 3000 tokens used/);
+  });
+
+  it("gives an agentic node one tab per round: children and top_k, chunks added, pool, verdict, retries", () => {
+    stored(agentic);
+    const node = screen.getByRole("region", { name: "AgenticEnsembleRetriever (n1)" });
+    const tabs = within(node).getAllByRole("tab");
+    expect(tabs.map((tab) => tab.textContent)).toEqual(["Round 1", "Round 2", "Round 3"]);
+    // Round 1's verdict needed a second attempt: the tab and the panel say so.
+    expect(within(tabs[0]!).getByLabelText("retried or fell back")).toBeInTheDocument();
+    let panel = within(node).getByRole("tabpanel");
+    expect(panel).toHaveTextContent("Start with keywords for the agentic ensemble.");
+    expect(within(panel).getByText("child 0")).toBeInTheDocument();
+    expect(within(panel).getByText("top 2")).toBeInTheDocument();
+    expect(within(panel).getByText("2 chunks added")).toBeInTheDocument();
+    expect(within(panel).getByText("Not sufficient.")).toBeInTheDocument();
+    expect(panel).toHaveTextContent("The pool lacks how verdicts are judged; ask the second retriever.");
+    expect(within(panel).getByText("Retried: 2 attempts")).toBeInTheDocument();
+    expect(within(panel).getByText(/no child 7 in the catalog/)).toBeInTheDocument();
+    expect(within(panel).getByText(/The agentic ensemble lets an LLM choose which retrievers to consult/)).toBeInTheDocument();
+
+    fireEvent.keyDown(tabs[0]!, { key: "ArrowRight" });
+    expect(tabs[1]).toHaveAttribute("aria-selected", "true");
+    expect(tabs[1]).toHaveFocus();
+    panel = within(node).getByRole("tabpanel");
+    expect(within(panel).getByText("top 3")).toBeInTheDocument();
+    expect(within(panel).getByText("1 chunk added")).toBeInTheDocument();
+
+    fireEvent.click(tabs[2]!);
+    panel = within(node).getByRole("tabpanel");
+    expect(within(panel).getByText("Not judged: this was the last round.")).toBeInTheDocument();
+    expect(within(panel).getByText("top 5")).toBeInTheDocument();
+    expect(within(panel).getByText("returned 5 chunks (n4)")).toBeInTheDocument();
+
+    // The chart: one bar (new chunks) and one point (pool size) per round.
+    const chart = within(node).getByRole("img", { name: /Pool size and new chunks per round/ });
+    expect(chart).toHaveAccessibleName(expect.stringContaining("round 1: pool 2, 2 new; round 2: pool 3, 1 new; round 3: pool 5, 2 new"));
+    expect(within(node).getAllByTestId("chart-bar")).toHaveLength(3);
+    expect(within(node).getAllByTestId("chart-point")).toHaveLength(3);
+    expect(within(node).getByText("3 retrievers consulted")).toBeInTheDocument();
+  });
+
+  it("shows CRAG's ambiguous branch, why it was taken, and the verdict on each chunk", () => {
+    stored(crag);
+    const decision = screen.getByRole("region", { name: "Relevance decision" });
+    expect(within(decision).getByText("Branch taken: ambiguous (answer from the relevant chunks only)")).toBeInTheDocument();
+    expect(decision).toHaveTextContent("1 of 2 chunks judged relevant");
+    const verdicts = within(within(decision).getByRole("list", { name: "Verdicts per chunk" })).getAllByRole("listitem");
+    expect(verdicts[0]).toHaveTextContent("relevant");
+    expect(verdicts[0]).toHaveTextContent("Defines the RRF score.");
+    expect(verdicts[1]).toHaveTextContent("not relevant");
+    expect(verdicts[1]).toHaveTextContent("Mentions RRF but does not say what it computes.");
+    // Only the relevant chunk reached the model.
+    expect(within(verdicts[0]!).getByText("[1]")).toBeInTheDocument();
+    expect(within(verdicts[1]!).queryByText(/\[\d\]/)).not.toBeInTheDocument();
+  });
+
+  it("marks the chunks the token budget dropped", () => {
+    stored(budget);
+    const retrieval = screen.getByRole("region", { name: "BM25Retriever (n1)" });
+    const rows = results(retrieval);
+    const dropped = rows.filter((row) => within(row).queryByText("dropped: token budget"));
+    expect(dropped).toHaveLength(4);
+    expect(rows.slice(0, 4).every((row) => within(row).queryByText(/^\[\d\]$/))).toBe(true);
+    const answer = screen.getByRole("region", { name: "Answer" });
+    expect(answer).toHaveTextContent("194 of 200 tokens used");
+    expect(within(answer).getByText("4 chunks dropped by the token budget")).toBeInTheDocument();
+  });
+
+  it("shows the branch a routed strategy took, why, and the branch's own trace", () => {
+    stored(routed);
+    const route = screen.getByRole("region", { name: "Routing" });
+    expect(within(route).getByText("Branch taken: docs")).toBeInTheDocument();
+    expect(route).toHaveTextContent("A question about using Trellis.");
+    expect(route).toHaveTextContent("a router");
+    const branch = screen.getByRole("region", { name: "Branch" });
+    expect(within(branch).getByText("Branch “docs” answered with NaiveRAG:")).toBeInTheDocument();
+    expect(within(branch).getByRole("region", { name: "BM25Retriever (n1)" })).toBeInTheDocument();
+  });
+
+  it("reopens a past answer exactly as the finished run showed it", () => {
+    const { message, events } = agentic as unknown as Fixture;
+    const completed = events.find((event) => event.type === "answer.completed") as { trace: StrategyTrace };
+    const live = render(<TraceView trace={completed.trace} facts={chunkFacts(completed.trace, message.chunks, message.citations)} />);
+    // Element ids come from useId and differ between renders; everything else must not.
+    const markup = (html: string) => html.replace(/_r_[0-9a-z]+_/g, "id");
+    const html = markup(live.container.innerHTML);
+    live.unmount();
+    expect(markup(stored(agentic).container.innerHTML)).toBe(html);
+  });
+});
+
+describe("LiveTraceView", () => {
+  it("fills in from retrieval events: rounds as they are judged, then the finished tree", () => {
+    const { events } = agentic as unknown as Fixture;
+    let live: LiveRetrieval = EMPTY_LIVE;
+    const facts = chunkFacts(null, []);
+    const view = render(<LiveTraceView live={live} facts={facts} writing={false} />);
+    const retrieval = events.filter((event) => event.type === "retrieval.node" || event.type === "retrieval.round");
+    const apply = (event: ServerEvent) => {
+      if (event.type === "retrieval.node") live = addLiveNode(live, event.node);
+      if (event.type === "retrieval.round") live = addLiveRound(live, event.node_id, event.round);
+      view.rerender(<LiveTraceView live={live} facts={facts} writing={false} />);
+    };
+
+    // The first child answers, then round 1 is judged: the agentic node shows as running.
+    retrieval.slice(0, 2).forEach(apply);
+    expect(screen.getByText("Retrieving…")).toBeInTheDocument();
+    const running = screen.getByRole("region", { name: "AgenticEnsembleRetriever (n1)" });
+    expect(within(running).getByText("Running")).toBeInTheDocument();
+    expect(within(running).getAllByRole("tab")).toHaveLength(1);
+    expect(screen.getByRole("region", { name: "BM25Retriever (n2)" })).toBeInTheDocument();
+
+    retrieval.slice(2, 6).forEach(apply);
+    expect(within(screen.getByRole("region", { name: "AgenticEnsembleRetriever (n1)" })).getAllByRole("tab")).toHaveLength(3);
+
+    // The agentic node completes and takes its children with it.
+    retrieval.slice(6).forEach(apply);
+    const done = screen.getByRole("region", { name: "AgenticEnsembleRetriever (n1)" });
+    expect(within(done).queryByText("Running")).not.toBeInTheDocument();
+    expect(screen.getAllByRole("region", { name: "AgenticEnsembleRetriever (n1)" })).toHaveLength(1);
+    expect(within(done).getAllByRole("region", { name: /BM25Retriever/ })).toHaveLength(3);
+  });
+});

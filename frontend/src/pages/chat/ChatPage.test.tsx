@@ -1,0 +1,231 @@
+import { fireEvent, screen, waitFor, within } from "@testing-library/react";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+
+import type { ChatMessage, Conversation, ServerEvent } from "../../api/chat";
+import type { PipelineSummary } from "../../api/pipelines";
+import agentic from "../../components/TraceView/fixtures/agentic.json";
+import { mockApi } from "../../test/api";
+import { catalogRoutes } from "../../test/catalog";
+import { FakeWebSocket } from "../../test/fakes";
+import { jsonResponse } from "../../test/fetch";
+import { renderWithProviders } from "../../test/render";
+import { ChatPage } from "./ChatPage";
+
+const fixture = agentic as unknown as { question: string; message: ChatMessage; events: ServerEvent[] };
+
+const pipeline = (overrides: Partial<PipelineSummary>): PipelineSummary => ({
+  id: 1, name: "Agentic", description: "", knowledge_base: 5, knowledge_base_name: "Guide",
+  representation: "Naive RAG · AgenticEnsembleRetriever → OpenAICompatibleLLM", ready: true, waiting_for: [],
+  created_at: "", updated_at: "", ...overrides,
+});
+
+const PIPELINES = [
+  pipeline({}),
+  pipeline({ id: 2, name: "Dense", ready: false, waiting_for: ["the all-MiniLM-L6-v2 index of 'Guide' is being built"] }),
+];
+
+const conversation = (overrides: Partial<Conversation> = {}): Conversation => ({
+  id: 7, title: "", pipeline: 1, pipeline_name: "Agentic", created_at: "", updated_at: "", ...overrides,
+});
+
+const QUESTION: ChatMessage = {
+  ...fixture.message, id: 1, role: "user", text: fixture.question, citations: [], trace: null, rounds: [], chunks: [], timings: {},
+};
+
+function setup(options: { stored?: () => ChatMessage[]; conversations?: Conversation[] } = {}) {
+  let conversations = options.conversations ?? [conversation()];
+  const stored = options.stored ?? (() => []);
+  const api = mockApi({
+    ...catalogRoutes(),
+    "GET /api/v1/conversations/": () => jsonResponse(conversations),
+    "GET /api/v1/pipelines/": PIPELINES,
+    "GET /api/v1/conversations/7/messages/": () => jsonResponse(stored()),
+    "GET /api/v1/conversations/8/messages/": [],
+    "POST /api/v1/conversations/": (body) => {
+      const created = conversation({ id: 8, pipeline: (body as { pipeline: number }).pipeline });
+      conversations = [created, ...conversations];
+      return jsonResponse(created, 201);
+    },
+    "PATCH /api/v1/conversations/7/": (body) => {
+      const change = body as { title?: string; pipeline?: number };
+      const updated = { ...conversations[0]!, ...change };
+      conversations = [updated, ...conversations.slice(1)];
+      return jsonResponse(updated);
+    },
+    "DELETE /api/v1/conversations/7/": () => {
+      conversations = conversations.filter((item) => item.id !== 7);
+      return new Response(null, { status: 204 });
+    },
+    "POST /api/v1/conversations/7/ask/": () =>
+      jsonResponse({ message_id: 2, answer: fixture.message.text, citations: fixture.message.citations, trace: fixture.message.trace }),
+  });
+  return api;
+}
+
+async function openConversation() {
+  renderWithProviders(<ChatPage id={7} />);
+  await screen.findByRole("heading", { level: 2, name: "New conversation" });
+  await waitFor(() => expect(FakeWebSocket.instances).toHaveLength(1));
+  return FakeWebSocket.latest();
+}
+
+function ask(question: string) {
+  fireEvent.change(screen.getByLabelText("Your question"), { target: { value: question } });
+  fireEvent.click(screen.getByRole("button", { name: "Ask" }));
+}
+
+const tracePanel = () => screen.getByRole("complementary", { name: "Trace" });
+
+beforeEach(() => {
+  FakeWebSocket.instances = [];
+  vi.stubGlobal("WebSocket", FakeWebSocket);
+});
+
+afterEach(() => {
+  vi.unstubAllGlobals();
+});
+
+describe("ChatPage", () => {
+  it("streams an agentic answer with its rounds live, then opens a citation of the stored answer", async () => {
+    let done = false;
+    setup({ stored: () => (done ? [QUESTION, fixture.message] : []) });
+    const socket = await openConversation();
+    expect(socket.url).toMatch(/\/ws\/chat\/7\/$/);
+    socket.open();
+    expect(screen.getByText("Live")).toBeInTheDocument();
+
+    ask(fixture.question);
+    expect(socket.sent).toEqual([{ type: "ask", question: fixture.question, pipeline_id: 1 }]);
+    expect(screen.getByText(fixture.question, { selector: ".bubble__text" })).toBeInTheDocument();
+
+    const firstDelta = fixture.events.findIndex((event) => event.type === "generation.delta");
+    fixture.events.slice(0, 5).forEach((event) => socket.receive(event));
+    // Two rounds judged so far; the agentic node is still running.
+    let running = within(tracePanel()).getByRole("region", { name: "AgenticEnsembleRetriever (n1)" });
+    expect(within(running).getAllByRole("tab")).toHaveLength(2);
+    expect(within(running).getByText("Running")).toBeInTheDocument();
+    fixture.events.slice(5, firstDelta + 1).forEach((event) => socket.receive(event));
+    running = within(tracePanel()).getByRole("region", { name: "AgenticEnsembleRetriever (n1)" });
+    expect(within(running).getAllByRole("tab")).toHaveLength(3);
+
+    const answer = screen.getByRole("listitem", { name: "Answer" });
+    expect(answer).toHaveTextContent("The LLM plans which retrievers to consult");
+    expect(within(answer).getByTestId("typing-cursor")).toBeInTheDocument();
+    expect(screen.getByRole("button", { name: "Stop" })).toBeInTheDocument();
+
+    done = true;
+    fixture.events.slice(firstDelta + 1).forEach((event) => socket.receive(event));
+    // Once stored, the answer is read back with its timings and the chunks it was given.
+    await waitFor(() => expect(screen.getByRole("listitem", { name: "Answer" })).toHaveTextContent("first token 120.5 ms · total 480.2 ms"));
+    expect(screen.queryByTestId("typing-cursor")).not.toBeInTheDocument();
+    const citation = screen.getAllByRole("button", { name: "Open source 1 (guide › agentic-retrieval.md)" })[0]!;
+    // The stored trace now has the chunks' texts.
+    expect(within(tracePanel()).getAllByText(/The agentic ensemble lets an LLM choose/).length).toBeGreaterThan(0);
+
+    fireEvent.click(citation);
+    const dialog = screen.getByRole("dialog", { name: "Source [1]" });
+    expect(within(dialog).getByText("guide › agentic-retrieval.md")).toBeInTheDocument();
+    expect(within(dialog).getByText("Page 1")).toBeInTheDocument();
+    expect(within(dialog).getByText("The agentic ensemble lets an LLM choose which retrievers to consult, round by round.")).toBeInTheDocument();
+    expect(within(dialog).getByRole("link", { name: "Show in the chunk browser" })).toHaveAttribute("href", "/knowledge-bases/5?document=2&position=0");
+  });
+
+  it("stops a long answer and shows what was kept", async () => {
+    let stopped = false;
+    const cancelled: ChatMessage = { ...fixture.message, text: "The LLM plans", status: "cancelled", citations: [], trace: {}, chunks: [] };
+    setup({ stored: () => (stopped ? [QUESTION, cancelled] : []) });
+    const socket = await openConversation();
+    socket.open();
+    ask("Tell me everything");
+    socket.receive({ type: "run.started", message_id: 2, question_message_id: 1, pipeline_id: 1 });
+    socket.receive({ type: "generation.delta", text: "The LLM plans" });
+    fireEvent.click(screen.getByRole("button", { name: "Stop" }));
+    expect(socket.sent[1]).toEqual({ type: "cancel" });
+
+    stopped = true;
+    socket.receive({ type: "run.cancelled", message_id: 2, answer: "The LLM plans" });
+    expect(await screen.findByText("Stopped before the end.")).toBeInTheDocument();
+    expect(within(tracePanel()).getByText(/No trace was recorded/)).toBeInTheDocument();
+    expect(screen.getByRole("button", { name: "Ask" })).toBeInTheDocument();
+  });
+
+  it("reconnects after a drop and shows the stored status of the run the drop lost", async () => {
+    let dropped = false;
+    const cancelled: ChatMessage = { ...fixture.message, text: "Half", status: "cancelled", citations: [], trace: {}, chunks: [] };
+    setup({ stored: () => (dropped ? [QUESTION, cancelled] : []) });
+    const socket = await openConversation();
+    socket.open();
+    ask("A question");
+    socket.receive({ type: "run.started", message_id: 2, question_message_id: 1, pipeline_id: 1 });
+    socket.receive({ type: "generation.delta", text: "Half" });
+
+    dropped = true;
+    socket.drop();
+    expect(screen.getByText("Reconnecting…")).toBeInTheDocument();
+    expect(screen.getByText(/The connection dropped/)).toBeInTheDocument();
+    await waitFor(() => expect(FakeWebSocket.instances).toHaveLength(2), { timeout: 3000 });
+    FakeWebSocket.latest().open();
+    expect(await screen.findByText("Stopped before the end.")).toBeInTheDocument();
+    expect(screen.getByText("Live")).toBeInTheDocument();
+    expect(screen.getByText(fixture.question, { selector: ".bubble__text" })).toBeInTheDocument();
+  });
+
+  it("asks over REST when the socket cannot connect, and retries and copies an answer", async () => {
+    let answered = false;
+    const api = setup({ stored: () => (answered ? [QUESTION, fixture.message] : []) });
+    const socket = await openConversation();
+    socket.drop();
+    expect(screen.getByText("No live connection")).toBeInTheDocument();
+
+    answered = true;
+    ask(fixture.question);
+    expect(await screen.findByRole("button", { name: "Open source 1 (guide › agentic-retrieval.md)" })).toBeInTheDocument();
+    const post = api.mock.calls.find(([url, init]) => String(url).endsWith("/ask/") && init?.method === "POST")!;
+    expect(JSON.parse(post[1]!.body as string)).toEqual({ question: fixture.question, pipeline_id: 1 });
+
+    const writeText = vi.fn().mockResolvedValue(undefined);
+    vi.stubGlobal("navigator", { ...navigator, clipboard: { writeText } });
+    fireEvent.click(screen.getByRole("button", { name: "Copy" }));
+    expect(writeText).toHaveBeenCalledWith(fixture.message.text);
+    expect(await screen.findByText("Answer copied.")).toBeInTheDocument();
+
+    fireEvent.click(screen.getByRole("button", { name: "Ask again" }));
+    await waitFor(() => expect(api.mock.calls.filter(([url]) => String(url).endsWith("/ask/"))).toHaveLength(2));
+  });
+
+  it("refuses to ask a pipeline that is not ready and says what it waits for", async () => {
+    const api = setup();
+    await openConversation();
+    fireEvent.change(screen.getByLabelText("Pipeline"), { target: { value: "2" } });
+    const alert = await screen.findByRole("alert");
+    expect(alert).toHaveTextContent("“Dense” cannot answer yet:");
+    expect(alert).toHaveTextContent("the all-MiniLM-L6-v2 index of 'Guide' is being built");
+    expect(screen.getByLabelText("Your question")).toBeDisabled();
+    expect(screen.getByRole("button", { name: "Ask" })).toBeDisabled();
+    const patch = api.mock.calls.find(([, init]) => init?.method === "PATCH")!;
+    expect(JSON.parse(patch[1]!.body as string)).toEqual({ pipeline: 2 });
+  });
+
+  it("starts, renames and deletes conversations", async () => {
+    const api = setup({ conversations: [conversation({ title: "Old title" })] });
+    renderWithProviders(<ChatPage id={7} />);
+    const list = await screen.findByRole("list", { name: "Conversations" });
+    expect(within(list).getByRole("link", { name: /Old title/ })).toHaveAttribute("aria-current", "page");
+
+    fireEvent.click(screen.getByRole("button", { name: "Rename Old title" }));
+    const dialog = screen.getByRole("dialog", { name: "Rename conversation" });
+    fireEvent.change(within(dialog).getByLabelText("Title"), { target: { value: "Fusion questions" } });
+    fireEvent.click(within(dialog).getByRole("button", { name: "Save" }));
+    expect(await within(list).findByRole("link", { name: /Fusion questions/ })).toBeInTheDocument();
+
+    fireEvent.click(screen.getByRole("button", { name: "New conversation" }));
+    await waitFor(() => expect(window.location.pathname).toBe("/chat/8"));
+    const created = api.mock.calls.find(([url, init]) => url === "/api/v1/conversations/" && init?.method === "POST")!;
+    expect(JSON.parse(created[1]!.body as string)).toEqual({ pipeline: 1 });
+
+    fireEvent.click(screen.getByRole("button", { name: "Delete Fusion questions" }));
+    fireEvent.click(within(screen.getByRole("dialog", { name: "Delete this conversation?" })).getByRole("button", { name: "Delete" }));
+    expect(await screen.findByText("Conversation “Fusion questions” deleted.")).toBeInTheDocument();
+    expect(within(screen.getByRole("list", { name: "Conversations" })).queryByRole("link", { name: /Fusion questions/ })).not.toBeInTheDocument();
+  });
+});

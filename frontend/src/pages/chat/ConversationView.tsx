@@ -1,0 +1,346 @@
+import { CircleAlert, Radio, RefreshCw, Send, Square, Unplug } from "lucide-react";
+import { useCallback, useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
+import { useTranslation } from "react-i18next";
+
+import {
+  askConversation,
+  fetchMessages,
+  hasTrace,
+  type ChatMessage,
+  type Citation,
+  type Conversation,
+  type ServerEvent,
+  type StrategyTrace,
+} from "../../api/chat";
+import type { PipelineSummary } from "../../api/pipelines";
+import { ErrorNotice, Loading } from "../../components/StatusViews";
+import { useToast } from "../../components/Toasts";
+import { addLiveNode, addLiveRound, chunkFacts, EMPTY_LIVE, type LiveRetrieval } from "../../components/TraceView/model";
+import { LiveTraceView, TraceView } from "../../components/TraceView/TraceView";
+import { useLoad } from "../../lib/useLoad";
+import { AnswerView, QuestionView } from "./AnswerView";
+import { CitationDialog } from "./CitationDialog";
+import { PipelinePicker } from "./PipelinePicker";
+import { useChatSocket, type SocketState } from "./useChatSocket";
+
+/** The question being answered now, as the socket (or the REST call) reports it. */
+export interface Run {
+  question: string;
+  pipelineId: number | null;
+  messageId: number | null;
+  questionId: number | null;
+  text: string;
+  live: LiveRetrieval;
+  phase: "starting" | "retrieving" | "writing" | "finishing" | "lost";
+  trace: StrategyTrace | null;
+  citations: Citation[];
+  via: "socket" | "rest";
+}
+
+type Selected = number | "live" | null;
+
+interface OpenCitation {
+  citation: Citation;
+  message: ChatMessage | null;
+}
+
+export function ConversationView({ conversation, pipelines, onSwitchPipeline, onActivity, onReloadPipelines }: {
+  conversation: Conversation;
+  pipelines: PipelineSummary[];
+  onSwitchPipeline: (pipeline: number) => void;
+  /** A question was answered: titles and order of the conversations may have changed. */
+  onActivity: () => void;
+  onReloadPipelines: () => void;
+}) {
+  const { t } = useTranslation();
+  const toast = useToast();
+  const { state, update, reload } = useLoad((signal) => fetchMessages(conversation.id, signal), [conversation.id]);
+  const [run, setRun] = useState<Run | null>(null);
+  const [draft, setDraft] = useState("");
+  const [selected, setSelected] = useState<Selected>(null);
+  const [citation, setCitation] = useState<OpenCitation | null>(null);
+  const thread = useRef<HTMLOListElement>(null);
+  const activity = useRef(onActivity);
+  activity.current = onActivity;
+
+  const pipeline = pipelines.find((item) => item.id === conversation.pipeline) ?? null;
+  const messages = state.status === "ready" ? state.data : [];
+
+  /** Read the stored conversation, then let the finished run go: the stored answer replaces it. */
+  const settle = useCallback(async () => {
+    try {
+      const fresh = await fetchMessages(conversation.id);
+      update(() => fresh);
+    } catch {
+      reload();
+    }
+    setRun(null);
+    setSelected(null);
+    activity.current();
+  }, [conversation.id, update, reload]);
+
+  const onEvent = useCallback(
+    (event: ServerEvent) => {
+      switch (event.type) {
+        case "run.started":
+          setRun((current) => current && { ...current, messageId: event.message_id, questionId: event.question_message_id, pipelineId: event.pipeline_id, phase: "retrieving" });
+          return;
+        case "retrieval.node":
+          setRun((current) => current && { ...current, live: addLiveNode(current.live, event.node) });
+          return;
+        case "retrieval.round":
+          setRun((current) => current && { ...current, live: addLiveRound(current.live, event.node_id, event.round) });
+          return;
+        case "generation.delta":
+          setRun((current) => current && { ...current, text: current.text + event.text, phase: "writing" });
+          return;
+        case "answer.completed":
+          setRun((current) => current && { ...current, text: event.answer, trace: event.trace, citations: event.citations, phase: "finishing" });
+          void settle();
+          return;
+        case "run.cancelled":
+          setRun((current) => current && { ...current, text: event.answer, phase: "finishing" });
+          void settle();
+          return;
+        case "run.failed":
+          if (event.message_id) {
+            void settle();
+          } else {
+            toast.error(t("chat.askFailed"), event.error);
+            setRun(null);
+          }
+          return;
+        case "error":
+          toast.error(t("chat.serverError"), event.error);
+      }
+    },
+    [settle, t, toast],
+  );
+
+  const socket = useChatSocket(conversation.id, {
+    onEvent,
+    onReconnected: () => {
+      // A run the drop interrupted was stopped on the server; its stored status tells how far it got.
+      void settle();
+    },
+    onDropped: () => setRun((current) => (current && current.via === "socket" ? { ...current, phase: "lost" } : current)),
+  });
+
+  useEffect(() => {
+    thread.current?.lastElementChild?.scrollIntoView?.({ block: "nearest" });
+  }, [messages.length, run?.text, run?.phase]);
+
+  const canAsk = !!pipeline && pipeline.ready && !run && socket.state !== "forbidden";
+
+  const ask = async (question: string, pipelineId: number | null) => {
+    const text = question.trim();
+    if (!text || run) return;
+    const fresh: Run = {
+      question: text, pipelineId, messageId: null, questionId: null, text: "", live: EMPTY_LIVE, phase: "starting",
+      trace: null, citations: [], via: "socket",
+    };
+    setSelected("live");
+    if (socket.send({ type: "ask", question: text, pipeline_id: pipelineId })) {
+      setRun(fresh);
+      return;
+    }
+    // No live connection: ask over REST and show the whole answer when it comes.
+    setRun({ ...fresh, via: "rest", phase: "retrieving" });
+    try {
+      await askConversation(conversation.id, text, pipelineId);
+    } catch (error) {
+      toast.error(t("chat.askFailed"), error);
+    }
+    await settle();
+  };
+
+  const submit = (event?: FormEvent) => {
+    event?.preventDefault();
+    if (!canAsk || !draft.trim()) return;
+    const question = draft;
+    setDraft("");
+    void ask(question, pipeline?.id ?? null);
+  };
+
+  const onComposerKey = (event: KeyboardEvent<HTMLTextAreaElement>) => {
+    if (event.key === "Enter" && !event.shiftKey && !event.nativeEvent.isComposing) {
+      event.preventDefault();
+      submit();
+    }
+  };
+
+  const retry = (message: ChatMessage) => {
+    const index = messages.findIndex((item) => item.id === message.id);
+    const question = [...messages.slice(0, index)].reverse().find((item) => item.role === "user");
+    if (!question) return;
+    const known = pipelines.some((item) => item.id === message.pipeline);
+    void ask(question.text, known ? message.pipeline : pipeline?.id ?? null);
+  };
+
+  const copy = async (text: string) => {
+    try {
+      await navigator.clipboard.writeText(text);
+      toast.success(t("chat.copied"));
+    } catch (error) {
+      toast.error(t("chat.copyFailed"), error);
+    }
+  };
+
+  const shown = messages.filter((message) => !run || (message.id !== run.messageId && message.id !== run.questionId));
+  const answers = shown.filter((message) => message.role === "assistant");
+  const current: Selected = run ? (selected ?? "live") : selected !== null && selected !== "live" && answers.some((item) => item.id === selected) ? selected : answers[answers.length - 1]?.id ?? null;
+  const selectedMessage = typeof current === "number" ? answers.find((item) => item.id === current) ?? null : null;
+  const questionOf = (message: ChatMessage) => {
+    const index = messages.findIndex((item) => item.id === message.id);
+    return [...messages.slice(0, index)].reverse().find((item) => item.role === "user")?.text ?? "";
+  };
+
+  return (
+    <div className="chat">
+      <div className="chat__main">
+        <header className="chat__header">
+          <h2 className="chat__title">{conversation.title || t("chat.untitled")}</h2>
+          <ConnectionChip state={socket.state} />
+        </header>
+        <PipelinePicker pipelines={pipelines} value={conversation.pipeline} disabled={!!run} onChange={onSwitchPipeline} onRecheck={onReloadPipelines} />
+
+        {state.status === "loading" && <Loading label={t("chat.loadingMessages")} />}
+        {state.status === "error" && <ErrorNotice title={t("chat.messagesFailed")} message={state.message} onRetry={reload} />}
+        {socket.state === "forbidden" && <ErrorNotice title={t("chat.forbidden")} message={t("chat.forbiddenHint")} />}
+
+        <ol className="thread" ref={thread} aria-label={t("chat.messages")} aria-live="polite">
+          {shown.map((message) =>
+            message.role === "user" ? (
+              <QuestionView key={message.id} text={message.text} />
+            ) : (
+              <AnswerView
+                key={message.id}
+                message={message}
+                selected={current === message.id}
+                disabled={!canAsk}
+                onShowTrace={() => setSelected(message.id)}
+                onRetry={() => retry(message)}
+                onCopy={() => void copy(message.text)}
+                onCitation={(item) => setCitation({ citation: item, message })}
+              />
+            ),
+          )}
+          {run && (
+            <>
+              <QuestionView text={run.question} />
+              <AnswerView
+                message={{
+                  id: -1, role: "assistant", text: run.text, citations: run.citations, status: run.phase === "finishing" ? "done" : "streaming", error: "",
+                  pipeline: run.pipelineId, timings: {}, trace: run.trace, rounds: [], chunks: [], created_at: "",
+                }}
+                streaming={run.phase !== "finishing"}
+                phase={run.phase}
+                selected={current === "live"}
+                disabled
+                onShowTrace={() => setSelected("live")}
+                onCitation={(item) => setCitation({ citation: item, message: null })}
+              />
+            </>
+          )}
+        </ol>
+
+        <form className="composer" onSubmit={submit}>
+          <label className="visually-hidden" htmlFor="chat-question">
+            {t("chat.question")}
+          </label>
+          <textarea
+            id="chat-question"
+            className="input composer__input"
+            rows={2}
+            value={draft}
+            placeholder={pipeline && !pipeline.ready ? t("chat.notReadyPlaceholder") : t("chat.placeholder")}
+            onChange={(event) => setDraft(event.target.value)}
+            onKeyDown={onComposerKey}
+            disabled={!pipeline || !pipeline.ready || socket.state === "forbidden"}
+          />
+          {run && run.via === "socket" && run.phase !== "finishing" && run.phase !== "lost" ? (
+            <button type="button" className="button button--danger-outline" onClick={() => socket.send({ type: "cancel" })}>
+              <Square aria-hidden="true" size={15} />
+              {t("chat.stop")}
+            </button>
+          ) : (
+            <button type="submit" className="button button--primary" disabled={!canAsk || !draft.trim()}>
+              <Send aria-hidden="true" size={15} />
+              {t("chat.ask")}
+            </button>
+          )}
+        </form>
+      </div>
+
+      <aside className="trace-panel" aria-label={t("trace.title")}>
+        <header className="trace-panel__header">
+          <h2 className="trace-panel__title">{t("trace.title")}</h2>
+          {(selectedMessage || (current === "live" && run)) && (
+            <p className="trace-panel__question" title={selectedMessage ? questionOf(selectedMessage) : run?.question}>
+              {selectedMessage ? questionOf(selectedMessage) : run?.question}
+            </p>
+          )}
+        </header>
+        <TracePanelBody run={current === "live" ? run : null} message={selectedMessage} />
+      </aside>
+
+      {citation && (
+        <CitationDialog
+          citation={citation.citation}
+          message={citation.message}
+          knowledgeBaseId={pipelines.find((item) => item.id === (citation.message?.pipeline ?? run?.pipelineId ?? conversation.pipeline))?.knowledge_base ?? null}
+          onClose={() => setCitation(null)}
+        />
+      )}
+    </div>
+  );
+}
+
+function TracePanelBody({ run, message }: { run: Run | null; message: ChatMessage | null }) {
+  const { t } = useTranslation();
+  if (run) {
+    if (run.trace) return <TraceView trace={run.trace} facts={chunkFacts(run.trace, [], run.citations)} />;
+    if (run.via === "rest") return <p className="muted">{t("trace.restPending")}</p>;
+    return <LiveTraceView live={run.live} facts={chunkFacts(null, [])} writing={run.phase === "writing"} />;
+  }
+  if (!message) return <p className="muted">{t("trace.none")}</p>;
+  if (!hasTrace(message.trace)) return <p className="muted">{t("trace.notRecorded")}</p>;
+  return <TraceView trace={message.trace} facts={chunkFacts(message.trace, message.chunks, message.citations)} />;
+}
+
+function ConnectionChip({ state }: { state: SocketState }) {
+  const { t } = useTranslation();
+  if (state === "live") {
+    return (
+      <span className="chip chip--accent" title={t("chat.liveHint")}>
+        <Radio aria-hidden="true" size={13} />
+        {t("chat.live")}
+      </span>
+    );
+  }
+  if (state === "reconnecting") {
+    return (
+      <span className="chip chip--warning" role="status">
+        <RefreshCw aria-hidden="true" size={13} className="spin" />
+        {t("chat.reconnecting")}
+      </span>
+    );
+  }
+  if (state === "offline") {
+    return (
+      <span className="chip" title={t("chat.offlineHint")}>
+        <Unplug aria-hidden="true" size={13} />
+        {t("chat.offline")}
+      </span>
+    );
+  }
+  if (state === "forbidden") {
+    return (
+      <span className="chip chip--danger">
+        <CircleAlert aria-hidden="true" size={13} />
+        {t("chat.forbidden")}
+      </span>
+    );
+  }
+  return null;
+}

@@ -1,0 +1,93 @@
+import { useCallback, useEffect, useRef, useState } from "react";
+
+import { chatSocketUrl, type ServerEvent } from "../../api/chat";
+
+/**
+ * `connecting` until the first open; `live` while open; `reconnecting` after a drop; `offline`
+ * when it never opened (a server without websockets): asks then go through the REST API, while
+ * connecting keeps being tried in the background.
+ */
+export type SocketState = "connecting" | "live" | "reconnecting" | "offline" | "forbidden";
+
+/** Closed by the server: the conversation is not the user's. */
+const FORBIDDEN = 4403;
+const RECONNECT_MIN_MS = 1000;
+const RECONNECT_MAX_MS = 15000;
+
+interface Handlers {
+  onEvent: (event: ServerEvent) => void;
+  /** The socket is open again after a drop: whatever happened meanwhile is on the server. */
+  onReconnected: () => void;
+  /** The socket dropped; a run it carried will not report any more. */
+  onDropped: () => void;
+}
+
+/** The conversation's websocket, reconnecting with growing pauses when it drops. */
+export function useChatSocket(conversationId: number, handlers: Handlers) {
+  const [state, setState] = useState<SocketState>("connecting");
+  const socket = useRef<WebSocket | null>(null);
+  const latest = useRef(handlers);
+  latest.current = handlers;
+
+  useEffect(() => {
+    let closed = false;
+    let attempts = 0;
+    let everOpened = false;
+    let timer: number | undefined;
+
+    const connect = () => {
+      const ws = new WebSocket(chatSocketUrl(conversationId));
+      socket.current = ws;
+      ws.onopen = () => {
+        attempts = 0;
+        setState("live");
+        if (everOpened) latest.current.onReconnected();
+        everOpened = true;
+      };
+      ws.onmessage = (event: MessageEvent<string>) => {
+        let message: ServerEvent;
+        try {
+          message = JSON.parse(event.data) as ServerEvent;
+        } catch {
+          return;
+        }
+        latest.current.onEvent(message);
+      };
+      ws.onclose = (event: CloseEvent) => {
+        if (socket.current === ws) socket.current = null;
+        if (closed) return;
+        if (event.code === FORBIDDEN) {
+          setState("forbidden");
+          return;
+        }
+        if (everOpened) latest.current.onDropped();
+        // Never opened yet: the fallback (REST) takes over at once; after a drop, say we are reconnecting.
+        setState(everOpened ? "reconnecting" : "offline");
+        const delay = Math.min(RECONNECT_MAX_MS, RECONNECT_MIN_MS * 2 ** attempts++);
+        timer = window.setTimeout(connect, delay);
+      };
+    };
+    connect();
+
+    return () => {
+      closed = true;
+      window.clearTimeout(timer);
+      const ws = socket.current;
+      socket.current = null;
+      if (ws) {
+        ws.onclose = null;
+        ws.close();
+      }
+    };
+  }, [conversationId]);
+
+  /** Send a message; false when the socket is not open. */
+  const send = useCallback((message: object): boolean => {
+    const ws = socket.current;
+    if (!ws || ws.readyState !== WebSocket.OPEN) return false;
+    ws.send(JSON.stringify(message));
+    return true;
+  }, []);
+
+  return { state, send };
+}
