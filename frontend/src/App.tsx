@@ -19,6 +19,8 @@ const KnowledgeBasePage = lazy(() => import("./pages/knowledge/KnowledgeBasePage
 const PipelineListPage = lazy(() => import("./pages/builder/PipelineListPage").then((m) => ({ default: m.PipelineListPage })));
 const ChatPage = lazy(() => import("./pages/chat/ChatPage").then((m) => ({ default: m.ChatPage })));
 const ComparePage = lazy(() => import("./pages/chat/ComparePage").then((m) => ({ default: m.ComparePage })));
+const EvaluationPage = lazy(() => import("./pages/evaluation/EvaluationPage").then((m) => ({ default: m.EvaluationPage })));
+const EvaluationDetailPage = lazy(() => import("./pages/evaluation/EvaluationDetailPage").then((m) => ({ default: m.EvaluationDetailPage })));
 const PipelineEditorPage = lazy(() => import("./pages/builder/PipelineEditorPage").then((m) => ({ default: m.PipelineEditorPage })));
 
 interface Route {
@@ -38,6 +40,8 @@ const ROUTES: Route[] = [
   { pattern: "/chat", render: () => <ChatPage id={null} />, section: "chat" },
   { pattern: "/chat/compare", render: () => <ComparePage /> },
   { pattern: "/chat/:id", render: ({ id }) => <ChatPage id={Number(id)} />, section: "chat" },
+  { pattern: "/evaluation", render: () => <EvaluationPage /> },
+  { pattern: "/evaluation/:id", render: ({ id }) => <EvaluationDetailPage id={Number(id)} /> },
 ];
 
 function Routes() {

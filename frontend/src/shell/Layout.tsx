@@ -1,4 +1,4 @@
-import { Database, LogOut, MessagesSquare, Sprout, Workflow, type LucideIcon } from "lucide-react";
+import { ChartColumn, Database, LogOut, MessagesSquare, Sprout, Workflow, type LucideIcon } from "lucide-react";
 import type { ReactNode } from "react";
 import { useTranslation } from "react-i18next";
 
@@ -13,11 +13,12 @@ interface Section {
   icon: LucideIcon;
 }
 
-/** The app's sections, in navigation order (evaluation joins here when it ships). */
+/** The app's sections, in navigation order. */
 const SECTIONS: Section[] = [
   { to: "/knowledge-bases", labelKey: "nav.knowledgeBases", icon: Database },
   { to: "/pipelines", labelKey: "nav.pipelines", icon: Workflow },
   { to: "/chat", labelKey: "nav.chat", icon: MessagesSquare },
+  { to: "/evaluation", labelKey: "nav.evaluation", icon: ChartColumn },
 ];
 
 export function Layout({ children }: { children: ReactNode }) {

@@ -1,0 +1,349 @@
+"""Evaluation API: datasets (import a shared one or upload a BEIR zip), evaluations (start,
+follow, read results and the report), and the comparison of pipelines."""
+
+from __future__ import annotations
+
+import mimetypes
+from typing import Any
+
+from django.http import FileResponse, Http404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema, extend_schema_serializer
+from rest_framework import serializers, status
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.reverse import reverse
+from rest_framework.views import APIView
+
+from config.api import INVALID, LANG_PARAMETER, config_errors, errors_response, message_error, serializer_errors
+from pipelines.selectors import pipeline_list
+from rag.core import ConfigValidationError
+from rag.core.i18n import gettext_noop
+from rag.evaluation import REPORT_FILES
+
+from . import selectors, services
+from .models import Evaluation, EvaluationDataset
+
+
+# -- datasets -------------------------------------------------------------------------------------
+
+
+@extend_schema_serializer(component_name="EvaluationDataset")
+class DatasetOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    source = serializers.CharField(help_text="shared:<name> or upload:<file name>.")
+    language = serializers.CharField()
+    knowledge_base = serializers.IntegerField(source="knowledge_base_id")
+    document_count = serializers.IntegerField(help_text="Corpus documents (empty ones are not uploaded).")
+    query_count = serializers.IntegerField(help_text="Queries with at least one relevant judgement.")
+    has_answers = serializers.BooleanField(help_text="Whether queries carry reference answers.")
+    status = serializers.SerializerMethodField(help_text="importing, indexing, ready or failed.")
+    documents = serializers.SerializerMethodField(
+        help_text="Knowledge-base documents: uploaded, ready, failed, in_progress.")
+    error = serializers.CharField()
+    created_at = serializers.DateTimeField()
+
+    def _state(self, dataset: EvaluationDataset) -> dict[str, Any]:
+        known = self.context.setdefault("states", {})
+        if dataset.pk not in known:
+            known[dataset.pk] = selectors.dataset_state(dataset)
+        return known[dataset.pk]
+
+    def get_status(self, dataset: EvaluationDataset) -> str:
+        return self._state(dataset)["status"]
+
+    def get_documents(self, dataset: EvaluationDataset) -> dict[str, int]:
+        state = self._state(dataset)
+        return {key: state[key] for key in ("uploaded", "ready", "failed", "in_progress")}
+
+
+def _dataset(request: Request, dataset_id: int) -> EvaluationDataset:
+    try:
+        return selectors.dataset_get(user=request.user, dataset_id=dataset_id)
+    except EvaluationDataset.DoesNotExist:
+        raise Http404 from None
+
+
+def _dataset_data(dataset: EvaluationDataset, request: Request) -> dict[str, Any]:
+    return DatasetOutputSerializer(selectors.dataset_get(user=request.user, dataset_id=dataset.pk)).data
+
+
+class DatasetListApi(APIView):
+    """The user's evaluation datasets and where each import stands."""
+
+    @extend_schema(operation_id="evaluation_datasets_list", responses=DatasetOutputSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        return Response(DatasetOutputSerializer(selectors.dataset_list(user=request.user), many=True).data)
+
+
+class SubsetFields(serializers.Serializer):
+    max_queries = serializers.IntegerField(required=False, allow_null=True, min_value=1, default=None,
+                                           help_text="Keep only the first N judged queries.")
+    max_documents = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, default=None,
+        help_text="Keep every document judged for the kept queries, then leading documents up to N.")
+    chunker = serializers.JSONField(required=False, allow_null=True, default=None,
+                                    help_text="A chunker reference; empty keeps one chunk per document.")
+
+
+class DatasetImportApi(APIView):
+    """Import a dataset of the shared datasets folder by name. Its queries and judgements are
+    stored at once; its corpus becomes a knowledge base in the background."""
+
+    @extend_schema_serializer(component_name="EvaluationDatasetImport")
+    class InputSerializer(SubsetFields):
+        dataset = serializers.CharField(help_text="A name from datasets/available/, e.g. scifact.")
+        name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="",
+                                     help_text="Defaults to the dataset's name.")
+
+    @extend_schema(operation_id="evaluation_datasets_import", request=InputSerializer, parameters=[LANG_PARAMETER],
+                   responses={201: DatasetOutputSerializer, **INVALID})
+    def post(self, request: Request) -> Response:
+        payload = self.InputSerializer(data=request.data)
+        if not payload.is_valid():
+            return errors_response(serializer_errors(payload.errors))
+        data = payload.validated_data
+        try:
+            dataset = services.dataset_import_shared(
+                owner=request.user, shared_name=data["dataset"], name=data["name"] or None,
+                max_queries=data["max_queries"], max_documents=data["max_documents"], chunker=data["chunker"])
+        except ConfigValidationError as exc:
+            return errors_response(config_errors(exc, request.LANGUAGE_CODE))
+        return Response(_dataset_data(dataset, request), status=status.HTTP_201_CREATED)
+
+
+class DatasetUploadApi(APIView):
+    """Import a BEIR dataset uploaded as a zip: ``corpus.jsonl`` (or ``.gz``), ``queries.jsonl``
+    and ``qrels/test.tsv``, at the archive's root or in one folder."""
+
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema_serializer(component_name="EvaluationDatasetUpload")
+    class InputSerializer(SubsetFields):
+        name = serializers.CharField(max_length=200)
+        file = serializers.FileField(help_text="The zip archive.")
+
+    @extend_schema(operation_id="evaluation_datasets_upload", request={"multipart/form-data": InputSerializer},
+                   parameters=[LANG_PARAMETER], responses={201: DatasetOutputSerializer, **INVALID})
+    def post(self, request: Request) -> Response:
+        payload = self.InputSerializer(data=request.data)
+        if not payload.is_valid():
+            return errors_response(serializer_errors(payload.errors))
+        data = payload.validated_data
+        try:
+            dataset = services.dataset_import_archive(
+                owner=request.user, name=data["name"], archive=data["file"], max_queries=data["max_queries"],
+                max_documents=data["max_documents"], chunker=data["chunker"])
+        except ConfigValidationError as exc:
+            return errors_response(config_errors(exc, request.LANGUAGE_CODE))
+        return Response(_dataset_data(dataset, request), status=status.HTTP_201_CREATED)
+
+
+class SharedDatasetListApi(APIView):
+    """The datasets that can be imported by name (the BEIR folders of TRELLIS_DATASETS_DIR)."""
+
+    @extend_schema_serializer(component_name="SharedEvaluationDataset")
+    class OutputSerializer(serializers.Serializer):
+        name = serializers.CharField()
+        title = serializers.CharField(help_text="The first heading of its README.")
+
+    @extend_schema(operation_id="evaluation_datasets_available", responses=OutputSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        return Response(self.OutputSerializer(selectors.shared_dataset_list(), many=True).data)
+
+
+class DatasetDetailApi(APIView):
+    """One dataset and where its import stands."""
+
+    @extend_schema(operation_id="evaluation_datasets_retrieve", responses=DatasetOutputSerializer)
+    def get(self, request: Request, dataset_id: int) -> Response:
+        return Response(DatasetOutputSerializer(_dataset(request, dataset_id)).data)
+
+
+class DatasetDeleteApi(APIView):
+    """Delete a dataset, its knowledge base and every evaluation run on it."""
+
+    @extend_schema(operation_id="evaluation_datasets_destroy", responses={204: None})
+    def delete(self, request: Request, dataset_id: int) -> Response:
+        services.dataset_delete(dataset=_dataset(request, dataset_id))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+# -- evaluations ----------------------------------------------------------------------------------
+
+
+@extend_schema_serializer(component_name="Evaluation")
+class EvaluationOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    dataset = serializers.IntegerField(source="dataset_id")
+    dataset_name = serializers.CharField(source="dataset.name")
+    pipelines = serializers.SerializerMethodField(help_text='[{"name", "pipeline_id" or "preset"}].')
+    status = serializers.ChoiceField(choices=Evaluation.Status.choices)
+    progress = serializers.SerializerMethodField(help_text='{"done", "total"}: queries run, over every pipeline.')
+    query_limit = serializers.IntegerField(allow_null=True)
+    depth = serializers.IntegerField(allow_null=True)
+    answer_queries = serializers.IntegerField()
+    seed = serializers.IntegerField()
+    summary = serializers.SerializerMethodField(help_text="Per pipeline: averaged metrics and 95% CIs (when done).")
+    report = serializers.SerializerMethodField(help_text="URLs of report.md, metrics.png, recall.png, results.json.")
+    error = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+    def get_pipelines(self, evaluation: Evaluation) -> list[dict[str, Any]]:
+        return [{key: entry.get(key) for key in ("name", "pipeline_id", "preset")} for entry in evaluation.pipelines]
+
+    def get_progress(self, evaluation: Evaluation) -> dict[str, int]:
+        return {"done": evaluation.progress_done, "total": evaluation.progress_total}
+
+    def get_summary(self, evaluation: Evaluation) -> list[dict[str, Any]]:
+        return selectors.evaluation_summary(evaluation)
+
+    def get_report(self, evaluation: Evaluation) -> dict[str, str] | None:
+        if not evaluation.report_dir:
+            return None
+        request = self.context.get("request")
+        return {kind: reverse("evaluation-report-file", args=[evaluation.pk, name], request=request)
+                for kind, name in REPORT_FILES.items()}
+
+
+@extend_schema_serializer(component_name="EvaluationDetail")
+class EvaluationDetailSerializer(EvaluationOutputSerializer):
+    results = serializers.JSONField(
+        allow_null=True,
+        help_text="The whole result: dataset, settings, per pipeline metrics, ci, recall_curve, latency_ms, "
+                  "llm_calls_per_query, answers and per_query rows, and the pairwise comparisons.")
+
+
+def _evaluation(request: Request, evaluation_id: int) -> Evaluation:
+    try:
+        return selectors.evaluation_get(user=request.user, evaluation_id=evaluation_id)
+    except Evaluation.DoesNotExist:
+        raise Http404 from None
+
+
+class EvaluationListApi(APIView):
+    """The user's evaluations, newest first, with progress and (when done) the averaged metrics."""
+
+    @extend_schema(operation_id="evaluations_list", responses=EvaluationOutputSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        evaluations = selectors.evaluation_list(user=request.user)
+        return Response(EvaluationOutputSerializer(evaluations, many=True, context={"request": request}).data)
+
+
+class EvaluationCreateApi(APIView):
+    """Start an evaluation of saved pipelines and/or presets on a ready dataset; it runs in the
+    background and reports its progress here and to the channel group ``evaluation-<id>``."""
+
+    @extend_schema_serializer(component_name="EvaluationCreate")
+    class InputSerializer(serializers.Serializer):
+        dataset = serializers.IntegerField()
+        pipelines = serializers.ListField(child=serializers.IntegerField(), required=False, default=list,
+                                          help_text="Ids of your saved pipelines (run over the dataset's corpus).")
+        presets = serializers.ListField(child=serializers.CharField(), required=False, default=list,
+                                        help_text="Retriever presets run by NaiveRAG: keyword, semantic, hybrid…")
+        query_limit = serializers.IntegerField(required=False, allow_null=True, min_value=1, default=None,
+                                               help_text="Evaluate only the first N queries.")
+        depth = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=1000, default=100,
+                                         help_text="Results asked of each retriever; null keeps its own top_k.")
+        answer_queries = serializers.IntegerField(
+            required=False, min_value=0, default=0,
+            help_text="How many of the queries are also answered, for the answer metrics.")
+        judge = serializers.JSONField(required=False, allow_null=True, default=None,
+                                      help_text="An LLM reference that judges faithfulness of the answers.")
+        seed = serializers.IntegerField(required=False, default=0)
+
+    @extend_schema(operation_id="evaluations_create", request=InputSerializer, parameters=[LANG_PARAMETER],
+                   responses={201: EvaluationOutputSerializer, **INVALID})
+    def post(self, request: Request) -> Response:
+        payload = self.InputSerializer(data=request.data)
+        if not payload.is_valid():
+            return errors_response(serializer_errors(payload.errors))
+        data = payload.validated_data
+        try:
+            dataset = selectors.dataset_get(user=request.user, dataset_id=data["dataset"])
+        except EvaluationDataset.DoesNotExist:
+            return errors_response([message_error("dataset", gettext_noop("no such dataset"), "not_found",
+                                                  request.LANGUAGE_CODE)])
+        owned = {pipeline.pk: pipeline for pipeline in pipeline_list(user=request.user).filter(pk__in=data["pipelines"])}
+        missing = [message_error(f"pipelines[{index}]", gettext_noop("no such pipeline"), "not_found", request.LANGUAGE_CODE)
+                   for index, pipeline_id in enumerate(data["pipelines"]) if pipeline_id not in owned]
+        if missing:
+            return errors_response(missing)
+        try:
+            evaluation = services.evaluation_create(
+                owner=request.user, dataset=dataset, pipelines=[owned[pk] for pk in data["pipelines"]],
+                presets=data["presets"], query_limit=data["query_limit"], depth=data["depth"],
+                answer_queries=data["answer_queries"], judge=data["judge"], seed=data["seed"])
+        except ConfigValidationError as exc:
+            return errors_response(config_errors(exc, request.LANGUAGE_CODE))
+        evaluation = selectors.evaluation_get(user=request.user, evaluation_id=evaluation.pk)
+        return Response(EvaluationOutputSerializer(evaluation, context={"request": request}).data,
+                        status=status.HTTP_201_CREATED)
+
+
+class EvaluationDetailApi(APIView):
+    """One evaluation: progress, and when done the whole result and the report's URLs."""
+
+    @extend_schema(operation_id="evaluations_retrieve", responses=EvaluationDetailSerializer)
+    def get(self, request: Request, evaluation_id: int) -> Response:
+        evaluation = _evaluation(request, evaluation_id)
+        return Response(EvaluationDetailSerializer(evaluation, context={"request": request}).data)
+
+
+class EvaluationDeleteApi(APIView):
+    """Delete an evaluation and its report."""
+
+    @extend_schema(operation_id="evaluations_destroy", responses={204: None})
+    def delete(self, request: Request, evaluation_id: int) -> Response:
+        services.evaluation_delete(evaluation=_evaluation(request, evaluation_id))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class EvaluationComparisonApi(APIView):
+    """The pipelines of a finished evaluation side by side: each pair's difference per metric
+    (A − B) with its 95% bootstrap interval and the p-values of the paired randomisation and
+    paired bootstrap tests. Needs two or more pipelines."""
+
+    @extend_schema_serializer(component_name="EvaluationComparison")
+    class OutputSerializer(serializers.Serializer):
+        evaluation = serializers.IntegerField()
+        pipelines = serializers.JSONField(help_text="Per pipeline: name, queries, metrics and ci.")
+        comparisons = serializers.JSONField(
+            help_text='[{"a", "b", "queries", "metrics": {metric: {"mean_a", "mean_b", "difference", "ci", '
+                      '"p_randomization", "p_bootstrap"}}}].')
+
+    @extend_schema(operation_id="evaluations_comparison", responses={200: OutputSerializer, **INVALID})
+    def get(self, request: Request, evaluation_id: int) -> Response:
+        evaluation = _evaluation(request, evaluation_id)
+        if len(evaluation.pipelines) < 2:
+            return errors_response([{"path": "pipelines", "code": "single_pipeline",
+                                     "message": "a comparison needs an evaluation of two or more pipelines"}])
+        if evaluation.status != Evaluation.Status.DONE:
+            return errors_response([{"path": "status", "code": "not_finished",
+                                     "message": f"the evaluation is {evaluation.status}, not done"}])
+        body = {"evaluation": evaluation.pk,
+                "pipelines": [{key: entry[key] for key in ("name", "queries", "metrics", "ci")}
+                              for entry in selectors.evaluation_summary(evaluation)],
+                "comparisons": evaluation.results.get("comparisons", [])}
+        return Response(self.OutputSerializer(body).data)
+
+
+class EvaluationReportFileApi(APIView):
+    """A file of a finished evaluation's report: report.md, metrics.png, recall.png or results.json."""
+
+    @extend_schema(operation_id="evaluations_report_file", responses={
+        (200, "image/png"): OpenApiTypes.BINARY, (200, "text/markdown"): OpenApiTypes.STR,
+        (200, "application/json"): OpenApiTypes.OBJECT})
+    def get(self, request: Request, evaluation_id: int, name: str) -> FileResponse:
+        path = selectors.evaluation_report_file(_evaluation(request, evaluation_id), name)
+        if path is None:
+            raise Http404
+        content_type = mimetypes.guess_type(name)[0] or "application/octet-stream"
+        if name.endswith(".md"):
+            content_type = "text/markdown; charset=utf-8"
+        return FileResponse(open(path, "rb"), content_type=content_type)
+

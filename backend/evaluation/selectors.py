@@ -1,0 +1,85 @@
+"""Reads of the evaluation app. Every function that returns rows takes the acting user and sees
+only theirs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Count, Q, QuerySet
+
+from knowledge.models import Document
+from rag.evaluation import REPORT_FILES, available_datasets, readme_title
+
+from .models import Evaluation, EvaluationDataset
+
+
+def dataset_list(*, user: AbstractBaseUser) -> QuerySet[EvaluationDataset]:
+    """The user's datasets with their knowledge base's document counts by status."""
+    documents = "knowledge_base__documents"
+    return EvaluationDataset.objects.filter(owner=user).select_related("knowledge_base").annotate(
+        uploaded_count=Count(documents, distinct=True),
+        ready_count=Count(documents, filter=Q(**{f"{documents}__status": Document.Status.READY}), distinct=True),
+        failed_count=Count(documents, filter=Q(**{f"{documents}__status": Document.Status.FAILED}), distinct=True),
+        in_progress_count=Count(documents, filter=Q(**{f"{documents}__status__in": Document.IN_PROGRESS}),
+                                distinct=True),
+    )
+
+
+def dataset_get(*, user: AbstractBaseUser, dataset_id: int) -> EvaluationDataset:
+    """Raises ``EvaluationDataset.DoesNotExist`` for a missing id or another user's dataset."""
+    return dataset_list(user=user).get(pk=dataset_id)
+
+
+def dataset_state(dataset: EvaluationDataset) -> dict[str, Any]:
+    """Where the import stands: ``importing`` (the corpus is being uploaded), ``indexing``
+    (documents are being ingested), ``ready`` or ``failed``, with document counts."""
+    if not hasattr(dataset, "ready_count"):
+        dataset = dataset_list(user=dataset.owner).get(pk=dataset.pk)
+    counts = {"documents": dataset.document_count, "uploaded": dataset.uploaded_count,
+              "ready": dataset.ready_count, "failed": dataset.failed_count, "in_progress": dataset.in_progress_count}
+    if dataset.error:
+        status = "failed"
+    elif not dataset.imported:
+        status = "importing"
+    elif dataset.in_progress_count:
+        status = "indexing"
+    elif not dataset.ready_count:
+        status = "failed"
+    else:
+        status = "ready"
+    return {"status": status, **counts}
+
+
+def shared_dataset_list() -> list[dict[str, str]]:
+    """The BEIR folders of ``TRELLIS_DATASETS_DIR`` that can be imported by name."""
+    root = Path(settings.TRELLIS_DATASETS_DIR)
+    return [{"name": name, "title": readme_title(root / name) or name} for name in available_datasets(root)]
+
+
+def evaluation_list(*, user: AbstractBaseUser) -> QuerySet[Evaluation]:
+    return Evaluation.objects.filter(owner=user).select_related("dataset")
+
+
+def evaluation_get(*, user: AbstractBaseUser, evaluation_id: int) -> Evaluation:
+    """Raises ``Evaluation.DoesNotExist`` for a missing id or another user's evaluation."""
+    return evaluation_list(user=user).get(pk=evaluation_id)
+
+
+def evaluation_summary(evaluation: Evaluation) -> list[dict[str, Any]]:
+    """Per pipeline: its name and averaged metrics (no per-query rows); empty until done."""
+    results = evaluation.results or {}
+    return [{key: pipeline.get(key) for key in ("name", "queries", "metrics", "ci", "latency_ms",
+                                                "llm_calls_per_query", "failures", "truncated", "answers")}
+            for pipeline in results.get("pipelines", [])]
+
+
+def evaluation_report_file(evaluation: Evaluation, name: str) -> Path | None:
+    """The report file ``name`` (one of ``report.md``, ``metrics.png``, ``recall.png``,
+    ``results.json``) of a finished evaluation, or None."""
+    if not evaluation.report_dir or name not in REPORT_FILES.values():
+        return None
+    path = settings.DATA_DIR / evaluation.report_dir / name
+    return path if path.is_file() else None

@@ -1,0 +1,131 @@
+"""The evaluation API end to end: a BEIR zip imported as a knowledge base, an evaluation of a
+saved pipeline and two presets run as a background job, its progress, results, report and
+comparison, and owner-only access."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from evaluation.models import Evaluation, EvaluationDataset
+from pipelines.services import pipeline_create
+from rag.evaluation import PipelineSpec, RunOptions, evaluate, strategy_config
+
+from .conftest import beir_zip, cranfield_head, wait_for_jobs
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+METRICS = {"ndcg@10", "recall@1", "recall@5", "recall@10", "recall@100", "mrr@10", "map"}
+SAVED_STRATEGY = {"component": "NaiveRAG", "params": {
+    "retriever": {"component": "BM25Retriever", "params": {"top_k": 5, "k1": 1.2}}}}
+
+
+def upload(client, folder, dataset, name):
+    archive = SimpleUploadedFile(f"{dataset.name}.zip", beir_zip(dataset, folder), "application/zip")
+    return client.post(reverse("evaluation-dataset-upload"), {"name": name, "file": archive})
+
+
+def create(client, **fields):
+    return client.post(reverse("evaluation-list"), fields, content_type="application/json")
+
+
+def test_a_beir_zip_is_imported_evaluated_in_the_background_compared_and_shown_to_its_owner_only(
+        api, stranger_api, owner, tmp_path):
+    head = cranfield_head(50)
+    imported = upload(api, tmp_path, head, "Cranfield head")
+    assert imported.status_code == 201, imported.content
+    assert imported.json()["status"] in ("importing", "indexing")
+    dataset_id = imported.json()["id"]
+    wait_for_jobs()
+    dataset = api.get(reverse("evaluation-dataset-detail", args=[dataset_id])).json()
+    assert dataset["status"] == "ready", dataset
+    assert dataset["documents"] == {"uploaded": 50, "ready": 50, "failed": 0, "in_progress": 0}
+    assert (dataset["document_count"], dataset["query_count"], dataset["language"]) == (50, 50, "en")
+    record = EvaluationDataset.objects.select_related("knowledge_base").get(pk=dataset_id)
+    assert sorted(record.corpus_ids.values(), key=int) == [str(number) for number in range(1, 51)]
+    assert record.qrels == head.qrels and record.qrels["1"]["29"] == 3
+
+    saved = pipeline_create(owner=owner, name="BM25 k1 1.2", knowledge_base=record.knowledge_base,
+                            strategy=SAVED_STRATEGY)
+    response = create(api, dataset=dataset_id, pipelines=[saved.pk], presets=["keyword", "semantic"])
+    assert response.status_code == 201, response.content
+    created = response.json()
+    assert created["status"] in ("queued", "running", "done")
+    assert created["progress"]["total"] == 3 * 50
+    assert [entry["name"] for entry in created["pipelines"]] == ["BM25 k1 1.2", "keyword", "semantic"]
+    wait_for_jobs()
+
+    body = api.get(reverse("evaluation-detail", args=[created["id"]])).json()
+    assert body["status"] == "done", body["error"]
+    assert body["progress"] == {"done": 150, "total": 150}
+    pipelines = body["results"]["pipelines"]
+    assert [pipeline["name"] for pipeline in pipelines] == ["BM25 k1 1.2", "keyword", "semantic"]
+    for pipeline in pipelines:
+        assert set(pipeline["metrics"]) == METRICS and pipeline["failures"] == 0
+        assert len(pipeline["per_query"]) == 50 and pipeline["metrics"]["ndcg@10"] > 0.2
+        low, high = pipeline["ci"]["ndcg@10"]
+        assert low <= pipeline["metrics"]["ndcg@10"] <= high
+    assert [entry["name"] for entry in body["summary"]] == ["BM25 k1 1.2", "keyword", "semantic"]
+
+    # Retrieval over the stored knowledge base scores exactly as the in-memory engine does.
+    in_memory = evaluate(head, [PipelineSpec("keyword", strategy_config("keyword"))], options=RunOptions(depth=100))
+    assert pipelines[1]["metrics"] == pytest.approx(in_memory["pipelines"][0]["metrics"], abs=1e-9)
+
+    plot = api.get(body["report"]["metrics"])
+    assert plot.status_code == 200 and plot["Content-Type"] == "image/png"
+    assert b"".join(plot.streaming_content)[:4] == b"\x89PNG"
+    markdown = b"".join(api.get(body["report"]["markdown"]).streaming_content).decode()
+    assert "| keyword | 50 |" in markdown and "![recall@k](recall.png)" in markdown
+
+    comparison = api.get(reverse("evaluation-comparison", args=[created["id"]])).json()
+    assert [(entry["a"], entry["b"]) for entry in comparison["comparisons"]] == [
+        ("BM25 k1 1.2", "keyword"), ("BM25 k1 1.2", "semantic"), ("keyword", "semantic")]
+    ndcg = comparison["comparisons"][2]["metrics"]["ndcg@10"]
+    assert ndcg["difference"] == pytest.approx(pipelines[1]["metrics"]["ndcg@10"] - pipelines[2]["metrics"]["ndcg@10"])
+    assert 0 < ndcg["p_randomization"] <= 1 and 0 < ndcg["p_bootstrap"] <= 1
+
+    listed = api.get(reverse("evaluation-list")).json()
+    assert [entry["id"] for entry in listed] == [created["id"]] and "results" not in listed[0]
+
+    for url in (reverse("evaluation-detail", args=[created["id"]]),
+                reverse("evaluation-comparison", args=[created["id"]]),
+                reverse("evaluation-report-file", args=[created["id"], "recall.png"]),
+                reverse("evaluation-dataset-detail", args=[dataset_id])):
+        assert stranger_api.get(url).status_code == 404, url
+    assert stranger_api.delete(reverse("evaluation-detail", args=[created["id"]])).status_code == 404
+    assert stranger_api.get(reverse("evaluation-list")).json() == []
+    refused = create(stranger_api, dataset=dataset_id, presets=["keyword"])
+    assert refused.status_code == 400 and refused.json()["errors"][0]["code"] == "not_found"
+    assert Evaluation.objects.get(pk=created["id"]).status == Evaluation.Status.DONE
+
+
+def test_evaluations_are_refused_without_a_ready_dataset_a_known_preset_or_a_second_pipeline(api, tmp_path):
+    tiny = cranfield_head(5)
+    dataset_id = upload(api, tmp_path, tiny, "Tiny").json()["id"]
+    wait_for_jobs()
+    unknown = create(api, dataset=dataset_id, presets=["keyword", "nope"])
+    assert unknown.status_code == 400
+    assert unknown.json()["errors"] == [{"path": "presets[1]", "message": "no preset named 'nope'",
+                                         "code": "unknown_preset"}]
+    single = create(api, dataset=dataset_id, presets=["keyword"]).json()
+    wait_for_jobs()
+    response = api.get(reverse("evaluation-comparison", args=[single["id"]]))
+    assert response.status_code == 400 and response.json()["errors"][0]["code"] == "single_pipeline"
+    EvaluationDataset.objects.filter(pk=dataset_id).update(error="the import was interrupted")
+    refused = create(api, dataset=dataset_id, presets=["keyword"])
+    assert refused.status_code == 400 and refused.json()["errors"][0]["code"] == "dataset_not_ready"
+    assert Evaluation.objects.count() == 1
+
+    again = upload(api, tmp_path / "again", tiny, "Tiny")
+    assert again.status_code == 400 and again.json()["errors"][0]["code"] == "duplicate"
+    broken = api.post(reverse("evaluation-dataset-upload"),
+                      {"name": "Broken", "file": SimpleUploadedFile("x.zip", b"not a zip", "application/zip")})
+    assert broken.status_code == 400 and broken.json()["errors"][0]["code"] == "invalid_dataset"
+
+
+def test_shared_datasets_are_listed_and_other_names_refused(api):
+    names = [entry["name"] for entry in api.get(reverse("evaluation-dataset-available")).json()]
+    assert {"scifact", "cranfield", "xquad-zh"} <= set(names)
+    refused = api.post(reverse("evaluation-dataset-list"), {"dataset": "../etc"}, content_type="application/json")
+    assert refused.status_code == 400 and refused.json()["errors"][0]["code"] == "unknown_dataset"

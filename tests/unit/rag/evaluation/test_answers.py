@@ -1,0 +1,114 @@
+"""Answer normalisation per language, exact match, token F1, citation precision, and the
+faithfulness judge."""
+
+import pytest
+
+from rag.evaluation import (
+    answer_contains,
+    answer_tokens,
+    citation_precision,
+    exact_match,
+    judge_faithfulness,
+    normalize_answer,
+    strip_citations,
+    token_f1,
+)
+from rag.llms.base import Attempt
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.mark.parametrize(("language", "text", "expected"), [
+    ("en", "The Denver Broncos!", "denver broncos"),
+    ("en", "  an  apple,  a day ", "apple day"),
+    ("es", "¿El año de la victoria?", "año de victoria"),
+    ("es", "Los Broncos de Denver", "broncos de denver"),
+    ("zh", "“黑豹队”。", "黑豹队"),
+    ("en", "Ｆｕｌｌ-width ＡＢＣ", "full width abc"),
+])
+def test_normalisation_lowercases_and_drops_punctuation_and_the_languages_articles(language, text, expected):
+    assert normalize_answer(text, language) == expected
+
+
+def test_spanish_articles_stay_in_english_text():
+    assert normalize_answer("la", "en") == "la"
+    assert normalize_answer("the", "es") == "the"
+
+
+def test_chinese_is_compared_by_characters_and_other_runs_stay_words():
+    assert answer_tokens("308分，第6名", "zh") == ["308", "分", "第", "6", "名"]
+    assert answer_tokens("卡万·肖特 Kawann Short", "zh") == ["卡", "万", "肖", "特", "kawann", "short"]
+
+
+def test_exact_match_ignores_spacing_between_chinese_characters_and_numbers():
+    assert exact_match("308 分", ["308分"], "zh") == 1.0
+    assert exact_match("309分", ["308分"], "zh") == 0.0
+
+
+def test_exact_match_takes_the_best_reference():
+    assert exact_match("the Broncos", ["Denver", "Broncos"], "en") == 1.0
+    assert exact_match("Denver Broncos", ["Broncos"], "en") == 0.0
+
+
+def test_token_f1_by_hand():
+    # [cat, sat] against [cat, sat, down]: precision 1, recall 2/3, F1 0.8.
+    assert token_f1("The cat sat.", ["cat sat down"], "en") == pytest.approx(0.8)
+    # 黑豹队 against 黑豹: 2 common characters, precision 2/3, recall 1, F1 0.8.
+    assert token_f1("黑豹队", ["黑豹"], "zh") == pytest.approx(0.8)
+    assert token_f1("nothing alike", ["cat"], "en") == 0.0
+    assert token_f1("cat cat", ["cat"], "en") == pytest.approx(2 * 0.5 * 1 / 1.5)
+
+
+def test_a_generated_sentence_contains_the_short_reference():
+    assert answer_contains("They should be pruned in late winter [1].", ["late winter"], "en") == 1.0
+    assert answer_contains("In spring.", ["late winter"], "en") == 0.0
+    assert answer_contains("防守丢了308分。", ["308 分"], "zh") == 1.0
+
+
+def test_citation_precision_is_the_share_of_cited_chunks_from_relevant_documents():
+    assert citation_precision(["a", "b", None], {"a": 1, "b": 0}) == pytest.approx(1 / 3)
+    assert citation_precision(["a", "a"], {"a": 2}) == 1.0
+    assert citation_precision([], {"a": 1}) is None
+
+
+class ScriptedJudge:
+    """Answers each function call with the next scripted arguments, as call_function_with_retries does."""
+
+    def __init__(self, *answers):
+        self.answers = list(answers)
+        self.calls = []
+
+    def call_function_with_retries(self, messages, schema, *, check=None, max_trials=3, name="", description=""):
+        self.calls.append(messages)
+        attempts = []
+        for _ in range(max_trials):
+            arguments = self.answers.pop(0)
+            problems = check(arguments) if check else []
+            attempts.append(Attempt(str(arguments), problems))
+            if not problems:
+                return arguments, attempts
+        return None, attempts
+
+
+def test_faithfulness_is_the_share_of_statements_the_judge_finds_supported():
+    judge = ScriptedJudge({"statements": [{"statement": "Prune in late winter", "supported": True},
+                                          {"statement": "Roses are blue", "supported": False},
+                                          {"statement": "Before new growth", "supported": True}]})
+    score, details = judge_faithfulness(judge, "When to prune?", "In late winter; roses are blue.",
+                                        ["Prune climbing roses in late winter."])
+    assert score == pytest.approx(2 / 3)
+    assert len(details["statements"]) == 3
+    assert "Prune climbing roses in late winter." in judge.calls[0][1]["content"]
+
+
+def test_a_judge_that_never_lists_a_statement_gives_no_score_and_says_why():
+    judge = ScriptedJudge(*[{"statements": []}] * 3)
+    score, details = judge_faithfulness(judge, "q", "an answer", ["p"])
+    assert score is None
+    assert "after 3 attempt(s)" in details["error"]
+    assert judge_faithfulness(judge, "q", "   ", ["p"])[0] is None
+
+
+def test_chunk_citations_are_not_part_of_the_answer():
+    assert strip_citations("In late winter [1], before growth [2, 3].") == "In late winter, before growth."
+    assert strip_citations("晚冬[1]。") == "晚冬。"
