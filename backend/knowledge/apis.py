@@ -10,15 +10,14 @@ from typing import Any
 
 from django.db import IntegrityError
 from django.http import Http404
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer, inline_serializer
+from drf_spectacular.utils import extend_schema, extend_schema_serializer, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import config_errors, errors_response, message_error, serializer_errors
+from config.api import INVALID, LANG_PARAMETER, config_errors, errors_response, message_error, serializer_errors
 from config.i18n import translate
 from rag.core import ConfigValidationError
 from rag.core.i18n import gettext_noop
@@ -26,24 +25,8 @@ from rag.core.i18n import gettext_noop
 from . import selectors, services
 from .models import Document, KnowledgeBase
 
-LANG_PARAMETER = OpenApiParameter(
-    "lang", OpenApiTypes.STR, description="Language of the texts (en, es, zh-Hant); overrides Accept-Language."
-)
-
 
 # -- shared shapes ---------------------------------------------------------------------------
-
-
-@extend_schema_serializer(component_name="KnowledgeError")
-class ErrorSerializer(serializers.Serializer):
-    path = serializers.CharField(help_text="Where the problem is, e.g. chunker.params.chunk_size.")
-    message = serializers.CharField()
-    code = serializers.CharField()
-
-
-@extend_schema_serializer(component_name="KnowledgeErrors")
-class ErrorsSerializer(serializers.Serializer):
-    errors = ErrorSerializer(many=True)
 
 
 @extend_schema_serializer(component_name="KnowledgeReason")
@@ -126,9 +109,6 @@ def _document(request: Request, knowledge_base_id: int, document_id: int) -> Doc
 
 def _document_data(documents: Any, request: Request, *, many: bool = False) -> Any:
     return DocumentOutputSerializer(documents, many=many, context={"language": request.LANGUAGE_CODE}).data
-
-
-INVALID = {400: ErrorsSerializer}
 
 
 # -- knowledge bases -------------------------------------------------------------------------
@@ -376,8 +356,9 @@ class DocumentRetryApi(APIView):
     )
     def post(self, request: Request, knowledge_base_id: int, document_id: int) -> Response:
         document = _document(request, knowledge_base_id, document_id)
-        if document.status != Document.Status.FAILED:
-            detail = translate(gettext_noop("only a failed document can be retried; this one is {status}"),
+        # A queued document is retried too: its job may have been lost with an unreachable broker.
+        if document.status not in (Document.Status.FAILED, Document.Status.QUEUED):
+            detail = translate(gettext_noop("only a failed or queued document can be retried; this one is {status}"),
                                {"status": str(Document.Status(document.status).label)}, request.LANGUAGE_CODE)
             return Response({"detail": detail, "code": "not_failed"}, status=status.HTTP_409_CONFLICT)
         document = services.document_requeue(document=document)

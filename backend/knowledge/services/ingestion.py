@@ -13,6 +13,7 @@ import logging
 import time
 from typing import Any
 
+import numpy as np
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F
@@ -21,7 +22,7 @@ import jobs
 from rag.components import load_components
 from rag.core import TrellisError, build
 from rag.core.i18n import gettext_noop
-from rag.documents import DocumentParseError, ParseLimits, parse_document
+from rag.documents import DocumentParseError, ParseLimits, parse_document_isolated
 
 from ..models import Chunk, Document, KnowledgeBase, VectorIndex
 from ..runtime import chroma_store, embedding_model
@@ -84,6 +85,11 @@ def document_ingest(*, document_id: int, attempt: int) -> None:
     except (DocumentParseError, IngestionFailure) as exc:
         _fail(run, template=exc.template, code=exc.code, context=exc.context)
     except Exception as exc:
+        if not Document.objects.filter(pk=document_id, attempt=attempt).exists():
+            # Deleted or re-queued meanwhile (its knowledge base and Chroma collection may have
+            # gone away under it): handled like a superseded run, not reported as a failure.
+            _remove_vectors(document.knowledge_base_id, chunk_ids=run.chunk_ids)
+            return
         logger.exception("ingesting document %s failed", document_id)
         _fail(run, template=gettext_noop("internal error while {stage}: {detail}"), code="internal",
               context={"stage": run.document.status, "detail": f"{type(exc).__name__}: {exc}"})
@@ -99,11 +105,11 @@ def _ingest(run: Run, knowledge_base: KnowledgeBase) -> None:
         data = (settings.DATA_DIR / document.file).read_bytes()
     except FileNotFoundError:
         raise IngestionFailure(gettext_noop("the uploaded file is missing from the data directory"), "missing_file")
-    parsed = parse_document(data, document.name, document.mime or None, limits=ParseLimits(
+    parsed = parse_document_isolated(data, document.name, document.mime or None, limits=ParseLimits(
         max_bytes=settings.TRELLIS_MAX_UPLOAD_BYTES,
         max_pages=settings.TRELLIS_MAX_PAGES,
         max_characters=settings.TRELLIS_MAX_CHARACTERS,
-    ))
+    ), timeout_s=settings.TRELLIS_PARSE_TIMEOUT_S, memory_bytes=settings.TRELLIS_PARSE_MEMORY_MB * 1024 * 1024)
     run.advance(status=Document.Status.CHUNKING, mime=parsed.mime[:100],
                 page_count=parsed.metadata.get("page_count"), character_count=len(parsed.text))
 
@@ -116,6 +122,13 @@ def _ingest(run: Run, knowledge_base: KnowledgeBase) -> None:
     if len(drafts) > limit:
         raise IngestionFailure(gettext_noop("the document makes {count:,} chunks, more than the limit of {limit:,}"),
                                "too_many_chunks", {"count": len(drafts), "limit": limit})
+    longest = max(drafts, key=lambda draft: len(draft.text), default=None)
+    if longest is not None and len(longest.text) > settings.TRELLIS_MAX_CHUNK_CHARACTERS:
+        raise IngestionFailure(
+            gettext_noop("chunk {position} has {count:,} characters, more than the limit of {limit:,} per chunk"),
+            "chunk_too_long",
+            {"position": longest.position, "count": len(longest.text), "limit": settings.TRELLIS_MAX_CHUNK_CHARACTERS},
+        )
 
     with transaction.atomic():
         if not Document.objects.select_for_update().filter(pk=document.pk, attempt=run.attempt).exists():
@@ -130,11 +143,17 @@ def _ingest(run: Run, knowledge_base: KnowledgeBase) -> None:
     run.advance(status=Document.Status.EMBEDDING, chunk_count=len(chunks),
                 progress_done=0, progress_total=len(chunks) * len(indexes))
 
+    # Every vector is computed before any is stored: a process killed while embedding (the long
+    # stage) leaves no vector of this document behind.
     done = 0
+    vectors = []
     for index in indexes:
-        done = _embed_into(index, chunks, knowledge_base.pk, document.pk, run, done)
+        embedded, done = _embed(index, chunks, run, done)
+        vectors.append((index, embedded))
 
     run.advance(status=Document.Status.INDEXING)
+    for index, embedded in vectors:
+        _store_vectors(index, embedded, chunks, knowledge_base.pk, document.pk)
     with transaction.atomic():
         if not Document.objects.filter(pk=document.pk, attempt=run.attempt).update(status=Document.Status.READY):
             raise Superseded
@@ -145,22 +164,25 @@ def _ingest(run: Run, knowledge_base: KnowledgeBase) -> None:
         publish_document_progress(run.document)
 
 
-def _embed_into(index: VectorIndex, chunks: list[Chunk], knowledge_base_id: int, document_id: int, run: Run,
-                done: int) -> int:
+def _embed(index: VectorIndex, chunks: list[Chunk], run: Run, done: int) -> tuple[np.ndarray, int]:
+    """The vectors of ``chunks`` under ``index``'s model, reporting progress slice by slice."""
     model = embedding_model(index.embedding_model)
-    collection = chroma_store().collection(knowledge_base_id, index.model_key, index.metric)
-    collection.delete_documents([document_id])
+    pieces = []
     for start in range(0, len(chunks), EMBED_SLICE):
         piece = chunks[start:start + EMBED_SLICE]
-        vectors = model.embed_documents([chunk.text for chunk in piece])
-        collection.upsert(
-            [chunk.pk for chunk in piece],
-            vectors,
-            [{"document_id": document_id, "position": chunk.position} for chunk in piece],
-        )
+        pieces.append(np.asarray(model.embed_documents([chunk.text for chunk in piece]), dtype=np.float32))
         done += len(piece)
         run.progress(done)
-    return done
+    return (np.vstack(pieces) if pieces else np.zeros((0, 0), dtype=np.float32)), done
+
+
+def _store_vectors(index: VectorIndex, vectors: np.ndarray, chunks: list[Chunk], knowledge_base_id: int,
+                   document_id: int) -> None:
+    collection = chroma_store().collection(knowledge_base_id, index.model_key, index.metric)
+    collection.delete_documents([document_id])
+    if chunks:
+        collection.upsert([chunk.pk for chunk in chunks], vectors,
+                          [{"document_id": document_id, "position": chunk.position} for chunk in chunks])
 
 
 def _fail(run: Run, *, template: str, code: str, context: dict[str, Any]) -> None:

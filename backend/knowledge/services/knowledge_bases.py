@@ -22,6 +22,9 @@ from .documents import document_requeue, upload_dir
 
 DEFAULT_CHUNKER: dict[str, Any] = {"component": "RecursiveCharacterChunker", "params": {}}
 DEFAULT_METRIC = "cosine"
+# Chunkers whose chunk_size counts characters (the token chunker's counts tokens; its chunks
+# are checked against the limit at ingestion instead).
+CHARACTER_CHUNKERS = frozenset({"RecursiveCharacterChunker"})
 
 
 def _validated_settings(*, language: str, chunker: Any, embedding_model: Any) -> tuple[dict, dict]:
@@ -36,6 +39,15 @@ def _validated_settings(*, language: str, chunker: Any, embedding_model: Any) ->
             configs[field] = validate_or_raise(raw, registry=registry, kind=kind, path=field, check_availability=True)
         except ConfigValidationError as exc:
             errors.extend(exc.errors)
+    chunk_size = configs.get("chunker", {}).get("params", {}).get("chunk_size")
+    if (not errors and configs["chunker"]["component"] in CHARACTER_CHUNKERS and isinstance(chunk_size, int)
+            and chunk_size > settings.TRELLIS_MAX_CHUNK_CHARACTERS):
+        errors.append(FieldError(
+            "chunker.params.chunk_size",
+            gettext_noop("must be ≤ {limit} (TRELLIS_MAX_CHUNK_CHARACTERS, the longest chunk this server accepts)"),
+            "chunk_too_long",
+            {"limit": settings.TRELLIS_MAX_CHUNK_CHARACTERS},
+        ))
     if not errors and configs["chunker"]["component"] == "TokenChunker":
         embedding = registry.get(configs["embedding_model"]["component"])(**configs["embedding_model"]["params"])
         if embedding.tokenizer() is None:

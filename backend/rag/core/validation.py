@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from .registry import Registry
 
 MAX_DEPTH = 32
+MAX_NODES = 500
 
 _MESSAGES = {
     "missing": gettext_noop("is required"),
@@ -236,6 +237,32 @@ def _ref_as_json(value: Any) -> Any:
     return value
 
 
+def _shape_error(raw: Any, path: str) -> FieldError | None:
+    """Walk ``raw`` without recursion: refuse a tree of more than ``MAX_NODES`` components,
+    and a Python structure that contains itself (JSON cannot express one, but the Python API
+    accepts any dict)."""
+    nodes = 0
+    stack: list[tuple[Any, str, tuple[int, ...]]] = [(raw, path, ())]
+    while stack:
+        value, where, ancestors = stack.pop()
+        if not isinstance(value, (Mapping, list, tuple)):
+            continue
+        if id(value) in ancestors:
+            return FieldError(where, gettext_noop("contains itself; a component tree cannot have cycles"), "cycle")
+        inside = (*ancestors, id(value))
+        if isinstance(value, Mapping):
+            if "component" in value:
+                nodes += 1
+                if nodes > MAX_NODES:
+                    return FieldError(path,
+                                      gettext_noop("has more than {max_nodes} components, the most a tree may have"),
+                                      "too_many_nodes", {"max_nodes": MAX_NODES})
+            stack.extend((item, join_path(where, str(key)), inside) for key, item in value.items())
+        else:
+            stack.extend((item, join_path(where, index), inside) for index, item in enumerate(value))
+    return None
+
+
 def validate_tree(
     raw: Any,
     *,
@@ -246,6 +273,10 @@ def validate_tree(
     check_availability: bool = False,
 ) -> tuple[dict[str, Any] | None, list[FieldError]]:
     """Validate a component reference; returns (normalised reference or None, errors)."""
+    if depth == 0:
+        problem = _shape_error(raw, path)
+        if problem is not None:
+            return None, [problem]
     if depth > MAX_DEPTH:
         return None, [FieldError(path, gettext_noop("nests deeper than {max_depth} levels"), "too_deep",
                                  {"max_depth": MAX_DEPTH})]

@@ -2,7 +2,7 @@
 
 from .errors import DocumentError, DocumentParseError
 from .models import Chunk, ChunksByDocument, SourceDocument
-from .parsers import ParsedDocument, ParseLimits, Section, parse_document
+from .parsers import ParsedDocument, ParseLimits, Section, parse_document, parse_document_isolated
 
 __all__ = [
     "Chunk",
@@ -14,4 +14,5 @@ __all__ = [
     "Section",
     "SourceDocument",
     "parse_document",
+    "parse_document_isolated",
 ]

@@ -20,7 +20,7 @@ class NaiveRAG(Strategy):
     DESCRIPTION = ml(
         "Retrieve, optionally filter and re-rank, then answer: the straightforward pipeline.",
         "Recupera, opcionalmente filtra y reordena, y luego responde: la canalización directa.",
-        "檢索，選擇性地篩選與重新排序，然後回答：最直接的管線。",
+        "檢索，選擇性地篩選與重新排序，然後回答：最直接的流程。",
     )
     REPRESENTATION = ml(
         "Naive RAG · {retriever.component} → {response_synthesizer.llm.component}",

@@ -21,6 +21,7 @@ from chat.services import conversation_create
 from config.permissions import path_keywords
 from config.routing import websocket_urlpatterns
 from credentials.services import credential_create
+from evaluation.models import Evaluation, EvaluationDataset
 from knowledge.models import Document
 from knowledge.services import knowledge_base_create
 from pipelines.services import pipeline_create
@@ -53,8 +54,12 @@ def victim_objects(django_user_model):
     conversation = conversation_create(owner=alice, pipeline=pipeline)
     credential = credential_create(owner=alice, name="openai", kind="OpenAIAPIKey",
                                    values={"api_key": "sk-alice-secret-000000000000"})
+    dataset = EvaluationDataset.objects.create(owner=alice, name="Private set", source="shared:cranfield",
+                                               knowledge_base=knowledge_base_create(owner=alice, name="Private set"))
+    evaluation = Evaluation.objects.create(owner=alice, dataset=dataset, status=Evaluation.Status.DONE)
     return {"knowledge_base_id": knowledge_base.pk, "document_id": document.pk, "pipeline_id": pipeline.pk,
-            "conversation_id": conversation.pk, "credential_id": credential.pk}
+            "conversation_id": conversation.pk, "credential_id": credential.pk, "dataset_id": dataset.pk,
+            "evaluation_id": evaluation.pk, "name": "report.md"}
 
 
 @pytest.fixture

@@ -2,6 +2,7 @@
 
 from .base import ParsedDocument, ParseLimits, Section, normalize_text
 from .detect import SUPPORTED_NAMES, SUPPORTED_TYPES, detect_type
+from .isolated import parse_document_isolated
 from .parse import parse_document
 from .text import decode_text
 
@@ -15,4 +16,5 @@ __all__ = [
     "detect_type",
     "normalize_text",
     "parse_document",
+    "parse_document_isolated",
 ]

@@ -84,14 +84,17 @@ class ParseLimits:
         Most pages of a PDF (default 2000).
     max_characters : int
         Most characters of extracted text (default 20 million).
+    max_depth : int
+        Deepest nesting of HTML elements (default 512; real pages stay far below 100).
     """
 
     max_bytes: int = 50 * MEGABYTE
     max_pages: int = 2000
     max_characters: int = 20_000_000
+    max_depth: int = 512
 
     def __post_init__(self) -> None:
-        for name in ("max_bytes", "max_pages", "max_characters"):
+        for name in ("max_bytes", "max_pages", "max_characters", "max_depth"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"ParseLimits.{name} must be a positive integer, got {value!r}")
@@ -103,6 +106,14 @@ class ParseLimits:
                 code="too_many_characters",
                 context={"limit": self.max_characters},
             )
+
+
+def too_deep(limit: int) -> DocumentParseError:
+    return DocumentParseError(
+        gettext_noop("the document nests its elements more than {limit:,} levels deep, too deep to read safely"),
+        code="too_deep",
+        context={"limit": limit},
+    )
 
 
 def normalize_text(text: str) -> str:

@@ -14,8 +14,14 @@ from .base import ParsedDocument, ParseLimits, SectionBuilder, inline_text, norm
 from .detect import DOCX
 
 _HEADING_STYLE = re.compile(r"^heading\s+([1-9])$", re.IGNORECASE)
-# document.xml compresses well, but more than this ratio to the upload limit is a zip bomb.
+# XML compresses well, but a package inflating to more than this ratio to the upload limit is
+# a zip bomb; Word packages hold a few dozen parts, not tens of thousands.
 _MAX_EXPANSION = 20
+_MAX_PARTS = 10_000
+# OOXML never uses a DTD. One in a part can only declare entities: external ones read files or
+# the network (XXE), nested internal ones expand exponentially ("billion laughs").
+_DTD_MARKERS = tuple(marker.encode(encoding) for marker in ("<!DOCTYPE", "<!ENTITY")
+                     for encoding in ("utf-8", "utf-16-le", "utf-16-be"))
 
 
 def _damaged(detail: str) -> DocumentParseError:
@@ -23,19 +29,49 @@ def _damaged(detail: str) -> DocumentParseError:
 
 
 def _check_package(data: bytes, limits: ParseLimits) -> None:
+    """Refuse a zip bomb (by the sizes the package declares; a part that inflates past its
+    declared size fails its CRC check when read) and any XML part with a DTD."""
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            info = archive.getinfo("word/document.xml")
+            archive.getinfo("word/document.xml")
+            parts = archive.infolist()
+            if len(parts) > _MAX_PARTS:
+                raise DocumentParseError(
+                    gettext_noop("the DOCX package holds {count:,} parts, more than the {limit:,} Trellis accepts"),
+                    code="too_large", context={"count": len(parts), "limit": _MAX_PARTS},
+                )
+            expanded = sum(part.file_size for part in parts)
+            if expanded > _MAX_EXPANSION * limits.max_bytes:
+                raise DocumentParseError(
+                    gettext_noop("the DOCX expands to {size:,} bytes of XML, more than Trellis accepts"),
+                    code="too_large",
+                    context={"size": expanded},
+                )
+            for part in parts:
+                if part.filename.endswith((".xml", ".rels")) and _has_dtd(archive, part):
+                    raise DocumentParseError(
+                        gettext_noop("the DOCX part {part} declares a DTD with entities, which Word documents "
+                                     "never use; refused as a possible XML entity attack"),
+                        code="dtd",
+                        context={"part": part.filename},
+                    )
     except zipfile.BadZipFile as error:
         raise _damaged(short_detail(error)) from error
     except KeyError as error:
         raise _damaged(gettext_noop("the package has no word/document.xml")) from error
-    if info.file_size > _MAX_EXPANSION * limits.max_bytes:
-        raise DocumentParseError(
-            gettext_noop("the DOCX expands to {size:,} bytes of XML, more than Trellis accepts"),
-            code="too_large",
-            context={"size": info.file_size},
-        )
+    except (OSError, EOFError, RuntimeError, NotImplementedError, ValueError) as error:  # zipfile on broken data
+        raise _damaged(short_detail(error)) from error
+
+
+def _has_dtd(archive: zipfile.ZipFile, part: zipfile.ZipInfo) -> bool:
+    tail = b""
+    with archive.open(part) as stream:
+        while block := stream.read(1 << 20):
+            window = tail + block
+            if any(marker in window for marker in _DTD_MARKERS):
+                return True
+            tail = window[-32:]
+    return False
 
 
 def _style_name(paragraph: Any) -> str:

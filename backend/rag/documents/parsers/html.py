@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from rag.core.i18n import gettext_noop
 
 from ..errors import DocumentParseError
-from .base import ParsedDocument, ParseLimits, SectionBuilder, inline_text, normalize_text
+from .base import ParsedDocument, ParseLimits, SectionBuilder, inline_text, normalize_text, too_deep
 from .detect import HTML
 from .text import decode_text
 
@@ -142,12 +142,32 @@ def _walk(root: Any, builder: SectionBuilder) -> None:
     builder.paragraph(flow.take())
 
 
+class _NestingTooDeep(Exception):
+    pass
+
+
+def _soup(markup: str, max_depth: int) -> Any:
+    """``BeautifulSoup(markup, "lxml")`` that stops as soon as elements nest deeper than
+    ``max_depth``: a page of millions of nested ``<div>`` would otherwise take minutes and
+    gigabytes to build."""
+    from bs4 import BeautifulSoup
+
+    class DepthLimitedSoup(BeautifulSoup):
+        def pushTag(self, tag: Any) -> None:  # noqa: N802 (bs4's name)
+            super().pushTag(tag)
+            if len(self.tagStack) > max_depth + 1:  # the soup itself is the first entry
+                raise _NestingTooDeep
+
+    try:
+        return DepthLimitedSoup(markup, "lxml")
+    except _NestingTooDeep:
+        raise too_deep(max_depth) from None
+
+
 def html_sections(markup: str, limits: ParseLimits) -> tuple[SectionBuilder, dict[str, Any]]:
     """Walk ``markup``; returns the filled builder and what the page says about itself
     (``title`` from ``<title>``, ``language`` from ``<html lang>``)."""
-    from bs4 import BeautifulSoup
-
-    soup = BeautifulSoup(markup, "lxml")
+    soup = _soup(markup, limits.max_depth)
     metadata: dict[str, Any] = {}
     if soup.title is not None:
         title = inline_text(soup.title.get_text())

@@ -66,7 +66,15 @@ def parse_document(
                 code="too_large",
                 context={"size": readable_size(len(data)), "limit": readable_size(limits.max_bytes)},
             )
-        return PARSERS[detect_type(data, filename, mime)](data, limits)
+        parser = PARSERS[detect_type(data, filename, mime)]
+        try:
+            return parser(data, limits)
+        except RecursionError:
+            # Markdown nests lists and quotes recursively; a hostile file can exhaust the stack.
+            raise DocumentParseError(
+                gettext_noop("the document nests lists, quotes or elements too deeply to read safely"),
+                code="too_deep",
+            ) from None
     except DocumentParseError as error:
         error.filename = filename
         raise

@@ -103,6 +103,35 @@ def test_pathologically_deep_nesting_is_refused_without_recursing_forever():
     assert errors[0].path.startswith("params.children[0]")
 
 
+def test_a_tree_with_more_components_than_the_limit_is_refused_at_its_root():
+    from rag.core.validation import MAX_NODES
+
+    def blend(depth):  # a full 4-ary tree: 4**5 = 1024 leaves at depth 5
+        if depth == 0:
+            return {"component": "Keyword"}
+        return {"component": "Blend", "params": {"children": [blend(depth - 1) for _ in range(4)]}}
+
+    _, errors = validate_tree(blend(5), registry=registry, path="strategy.params.retriever")
+    assert [(error.path, error.code, error.message) for error in errors] == [(
+        "strategy.params.retriever", "too_many_nodes", f"has more than {MAX_NODES} components, the most a tree may have")]
+    config, errors = validate_tree(blend(4), registry=registry)  # 341 components
+    assert errors == [] and config is not None
+
+
+def test_a_tree_that_contains_itself_is_refused_cleanly():
+    """"Cycles by reference" cannot occur in a JSON tree: JSON has no references, so every
+    tree the API receives is finite and acyclic (its depth and size are bounded instead). Only
+    the Python API can pass a dict that contains itself; it is refused with the path of the
+    repeated node, without a RecursionError."""
+    tree = {"component": "Blend", "params": {"children": []}}
+    tree["params"]["children"].append(tree)
+    _, errors = validate_tree(tree, registry=registry)
+    assert [(error.path, error.code) for error in errors] == [("params.children[0]", "cycle")]
+    with pytest.raises(ConfigValidationError) as raised:
+        validate_or_raise({"component": "Rerank", "params": {"children": [tree]}}, registry=registry)
+    assert raised.value.errors[0].path == "params.children[0].params.children[0]"
+
+
 def test_secret_values_are_kept_for_building_but_typed_strictly():
     config = validate_or_raise({"component": "ApiKey", "params": {"api_key": "sk-123"}}, registry=registry)
     assert config["params"]["api_key"] == "sk-123"
