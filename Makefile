@@ -26,7 +26,7 @@ FRONTEND_MANIFEST := static/frontend/.vite/manifest.json
 LOCALE_MO := $(patsubst %.po,%.mo,$(wildcard locale/*/LC_MESSAGES/django.po))
 LOCAL_MODEL := $(TRELLIS_DATA_DIR)/models/qwen2.5-0.5b-instruct-q4.gguf.sha256
 
-.PHONY: run setup test test-python test-frontend messages clean-venv
+.PHONY: run setup test test-python test-frontend test-scaleout messages clean-venv bench-quality
 
 run: setup
 	@export SECRET_KEY="$${SECRET_KEY:-$$(cat $(TRELLIS_DATA_DIR)/secret_key)}"; \
@@ -35,7 +35,7 @@ run: setup
 	$(PY) manage.py ensure_demo_user && \
 	$(PY) manage.py seed_demo && \
 	echo "Trellis is starting on http://$(HOST):$(PORT)/  (Ctrl-C stops it)" && \
-	exec $(VENV)/bin/daphne -b $(HOST) -p $(PORT) config.asgi:application
+	TRELLIS_WARM_LOCAL_LLM=1 exec $(VENV)/bin/daphne -b $(HOST) -p $(PORT) config.asgi:application
 
 setup: $(VENV)/.runtime $(FRONTEND_MANIFEST) $(LOCALE_MO) $(TRELLIS_DATA_DIR)/secret_key \
 	$(TRELLIS_DATA_DIR)/credentials.key $(LOCAL_MODEL)
@@ -89,10 +89,22 @@ test: $(VENV)/.dev $(FRONTEND_MANIFEST) $(LOCALE_MO) /usr/bin/chromium
 	$(MAKE) --no-print-directory test-python test-frontend
 
 test-python: $(VENV)/.dev
-	DEBUG=0 SECRET_KEY=test-only-secret-key $(PY) -m pytest
+	DEBUG=0 SECRET_KEY=test-only-secret-key $(PY) -m pytest -m "not scaleout"
 
 test-frontend: frontend/node_modules/.package-lock.json
 	cd frontend && npm test --silent
+
+# Scaled out for real (docs/deploy.md): PostgreSQL and Redis from Debian's packages (installed
+# when missing), a Chroma server, two daphne servers and two Celery workers, all on loopback and
+# started and stopped by the test itself (scripts/scaleout/stack.py).
+test-scaleout: $(VENV)/.dev
+	bash scripts/scaleout/install-services.sh
+	DEBUG=0 SECRET_KEY=test-only-secret-key $(PY) -m pytest -m scaleout tests/scaleout
+
+# Retrieval quality of the presets on every dataset of ../shared/datasets, rewritten into
+# bench/quality.md (≤ 30 min on 2 cores once the document vectors are cached).
+bench-quality: $(VENV)/.dev
+	$(PY) bench/quality.py
 
 # Re-extract the gettext catalogues after changing translatable strings.
 messages: $(VENV)/.runtime

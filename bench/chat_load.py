@@ -8,7 +8,10 @@ free port. Each chat asks its questions one after the other over ``ws/chat/<id>/
     .venv/bin/python bench/chat_load.py [--chats 50] [--questions 2]
     .venv/bin/python bench/chat_load.py --url http://127.0.0.1:8000 --session <sessionid> --pipeline 3
 
-Ends with one JSON line: chats, completed, failed, ttft_p50_ms, ttft_p95_ms, total_s.
+Ends with one JSON line: chats, completed, failed, lost, ttft_p50_ms, ttft_p95_ms, total_s. ``lost``
+counts answers that never arrived (neither ``answer.completed`` nor ``run.failed`` came back)
+plus completed answers that the server did not store as ``done`` with the streamed text (read
+back through the messages API afterwards).
 """
 
 from __future__ import annotations
@@ -86,8 +89,10 @@ def prepare(data_dir: Path, llm_url: str, chats: int) -> tuple[str, int, list[in
     return session.session_key, pipeline.pk, conversations
 
 
-async def chat(url: str, session: str, pipeline: int, conversation: int, questions: int) -> tuple[list[float], int, int]:
-    """One conversation: ask ``questions`` in turn; returns (time-to-first-token list, completed, failed)."""
+async def chat(url: str, session: str, pipeline: int, conversation: int, questions: int,
+               answers: dict[int, str]) -> tuple[list[float], int, int]:
+    """One conversation: ask ``questions`` in turn; returns (time-to-first-token list, completed,
+    failed). Each completed answer's text is put in ``answers`` under its message id."""
     import websockets
 
     address = url.replace("http", "ws", 1).rstrip("/") + f"/ws/chat/{conversation}/"
@@ -105,6 +110,7 @@ async def chat(url: str, session: str, pipeline: int, conversation: int, questio
                     first = time.perf_counter()
                 elif event["type"] == "answer.completed":
                     completed += 1
+                    answers[event["message_id"]] = event["answer"]
                     ttfts.append((first - asked) * 1000 if first else float("nan"))
                     break
                 elif event["type"] in ("run.failed", "run.cancelled"):
@@ -114,10 +120,25 @@ async def chat(url: str, session: str, pipeline: int, conversation: int, questio
     return ttfts, completed, failed
 
 
-async def load(url: str, session: str, pipeline: int, conversations: list[int], questions: int) -> dict:
+def stored_answers(url: str, session: str, conversations: list[int]) -> dict[int, tuple[str, str]]:
+    """``{message id: (status, text)}`` of every assistant message, read through the API."""
+    stored: dict[int, tuple[str, str]] = {}
+    for conversation in conversations:
+        request = urllib.request.Request(f"{url.rstrip('/')}/api/v1/conversations/{conversation}/messages/",
+                                         headers={"Cookie": f"sessionid={session}"})
+        for message in json.loads(urllib.request.urlopen(request, timeout=60).read()):
+            if message["role"] == "assistant":
+                stored[message["id"]] = (message["status"], message["text"])
+    return stored
+
+
+async def load(urls: list[str], session: str, pipeline: int, conversations: list[int], questions: int) -> dict:
+    """Every conversation at once, conversation i on server i mod len(urls); answers are read
+    back through the first server."""
     started = time.perf_counter()
-    results = await asyncio.gather(*(chat(url, session, pipeline, conversation, questions)
-                                     for conversation in conversations), return_exceptions=True)
+    answers: dict[int, str] = {}
+    results = await asyncio.gather(*(chat(urls[index % len(urls)], session, pipeline, conversation, questions, answers)
+                                     for index, conversation in enumerate(conversations)), return_exceptions=True)
     total = time.perf_counter() - started
     ttfts, completed, failed = [], 0, 0
     for result in results:
@@ -128,7 +149,12 @@ async def load(url: str, session: str, pipeline: int, conversations: list[int], 
         ttfts += [value for value in result[0] if value == value]
         completed += result[1]
         failed += result[2]
-    return {"chats": len(conversations), "questions_per_chat": questions, "completed": completed, "failed": failed,
+    never_arrived = len(conversations) * questions - completed - sum(
+        result[2] for result in results if not isinstance(result, BaseException))
+    stored = await asyncio.to_thread(stored_answers, urls[0], session, conversations)
+    not_stored = sum(stored.get(message_id) != ("done", text) for message_id, text in answers.items())
+    return {"servers": len(urls), "chats": len(conversations), "questions_per_chat": questions,
+            "completed": completed, "failed": failed, "lost": never_arrived + not_stored,
             "ttft_p50_ms": round(percentile(ttfts, 0.5), 1), "ttft_p95_ms": round(percentile(ttfts, 0.95), 1),
             "mean_ttft_ms": round(statistics.fmean(ttfts), 1) if ttfts else None, "total_s": round(total, 2)}
 
@@ -145,14 +171,20 @@ def main() -> None:
     if args.url:
         if not (args.session and args.pipeline):
             parser.error("--url needs --session and --pipeline")
+        # Session-authenticated writes need the CSRF token the session endpoint hands out.
+        probe = urllib.request.urlopen(urllib.request.Request(
+            args.url.rstrip("/") + "/api/v1/auth/session/", headers={"Cookie": f"sessionid={args.session}"}))
+        token = next(part.split("=", 1)[1] for header in probe.headers.get_all("Set-Cookie") or []
+                     for part in header.split(";") if part.strip().startswith("csrftoken="))
         conversations = []
         for _ in range(args.chats):
             request = urllib.request.Request(args.url.rstrip("/") + "/api/v1/conversations/", method="POST",
                                              data=json.dumps({"pipeline": args.pipeline}).encode(),
-                                             headers={"Content-Type": "application/json",
-                                                      "Cookie": f"sessionid={args.session}"})
+                                             headers={"Content-Type": "application/json", "X-CSRFToken": token,
+                                                      "Referer": args.url, "Origin": args.url.rstrip("/"),
+                                                      "Cookie": f"sessionid={args.session}; csrftoken={token}"})
             conversations.append(json.loads(urllib.request.urlopen(request).read())["id"])
-        figures = asyncio.run(load(args.url, args.session, args.pipeline, conversations, args.questions))
+        figures = asyncio.run(load([args.url], args.session, args.pipeline, conversations, args.questions))
         print(json.dumps(figures))
         return
 
@@ -182,11 +214,11 @@ def main() -> None:
                         raise SystemExit("daphne exited: " + server.stderr.read().decode()[-2000:])
                     time.sleep(0.2)
             print(f"server up at {url}; {args.chats} chats × {args.questions} questions", file=sys.stderr)
-            figures = asyncio.run(load(url, session, pipeline, conversations, args.questions))
+            figures = asyncio.run(load([url], session, pipeline, conversations, args.questions))
         finally:
             server.terminate()
             server.wait(timeout=30)
-    print(f"completed {figures['completed']}, failed {figures['failed']}, "
+    print(f"completed {figures['completed']}, failed {figures['failed']}, lost {figures['lost']}, "
           f"time to first token p50 {figures['ttft_p50_ms']} ms, p95 {figures['ttft_p95_ms']} ms, "
           f"total {figures['total_s']} s", file=sys.stderr)
     print(json.dumps(figures))

@@ -3,22 +3,18 @@
 from __future__ import annotations
 
 from django.http import Http404
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer, inline_serializer
+from drf_spectacular.utils import extend_schema, extend_schema_serializer, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from config.api import LANG_PARAMETER, FieldErrorSerializer
 from rag.core import KINDS
 
 from . import selectors
 from .models import Component
-
-LANG_PARAMETER = OpenApiParameter(
-    "lang", OpenApiTypes.STR, description="Language of the texts (en, es, zh-Hant); overrides Accept-Language."
-)
 
 
 @extend_schema_serializer(component_name="Component")
@@ -77,13 +73,6 @@ class ComponentDetailApi(APIView):
         return Response(self.OutputSerializer(component).data)
 
 
-@extend_schema_serializer(component_name="ComponentTreeError")
-class ComponentTreeErrorSerializer(serializers.Serializer):
-    path = serializers.CharField()
-    message = serializers.CharField()
-    code = serializers.CharField()
-
-
 @extend_schema_serializer(component_name="ComponentTreeNode")
 class ComponentTreeNodeSerializer(serializers.Serializer):
     path = serializers.CharField()
@@ -107,7 +96,7 @@ class ComponentValidateApi(APIView):
     class OutputSerializer(serializers.Serializer):
         valid = serializers.BooleanField()
         config = serializers.JSONField(help_text="The tree normalised, every default filled.")
-        errors = ComponentTreeErrorSerializer(many=True, help_text="Empty for a valid tree.")
+        errors = FieldErrorSerializer(many=True, help_text="Empty for a valid tree.")
         nodes = ComponentTreeNodeSerializer(many=True)
 
     @extend_schema(
@@ -118,7 +107,7 @@ class ComponentValidateApi(APIView):
             200: OutputSerializer,
             400: inline_serializer(
                 "ComponentTreeInvalid",
-                {"valid": serializers.BooleanField(), "errors": ComponentTreeErrorSerializer(many=True)},
+                {"valid": serializers.BooleanField(), "errors": FieldErrorSerializer(many=True)},
             ),
         },
     )

@@ -4,12 +4,33 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.i18n import translate
 from rag.core import ConfigValidationError
+
+LANG_PARAMETER = OpenApiParameter(
+    "lang", OpenApiTypes.STR,
+    description="Language of the texts and error messages (en, es, zh-Hant); overrides Accept-Language.")
+
+
+@extend_schema_serializer(component_name="FieldError")
+class FieldErrorSerializer(serializers.Serializer):
+    path = serializers.CharField(help_text="The JSON path of the problem, e.g. params.top_k or presets[1].")
+    message = serializers.CharField(help_text="Readable, in the request's language.")
+    code = serializers.CharField(help_text="Stable machine code, e.g. required or not_found.")
+
+
+@extend_schema_serializer(component_name="FieldErrors")
+class FieldErrorsSerializer(serializers.Serializer):
+    errors = FieldErrorSerializer(many=True)
+
+
+INVALID = {400: FieldErrorsSerializer}
 
 
 def one_path(name: str, *operations: type[APIView]):

@@ -22,6 +22,13 @@ if settings.TRELLIS_JOBS_BACKEND == "threads":
     # The embedded server runs the jobs itself: whatever a crash interrupted starts again here.
     recover_interrupted_work()
 
+if settings.TRELLIS_WARM_LOCAL_LLM:
+    import threading  # noqa: E402
+
+    from rag.llms import LocalLLM  # noqa: E402
+
+    threading.Thread(target=lambda: LocalLLM().init_model(), name="trellis-warm-llm", daemon=True).start()
+
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,

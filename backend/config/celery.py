@@ -1,26 +1,82 @@
 """The Celery application, used when REDIS_URL is set: workers run the same registered tasks
-the embedded thread pool runs."""
+the embedded thread pool runs.
 
+    celery -A config.celery worker --concurrency 1 -n w1@%h
+
+Celery's Django fix-up calls ``django.setup()`` in the worker, so every app's ``ready()``
+registers its tasks (``knowledge.tasks``…); ``autodiscover_tasks`` also imports each installed
+app's ``tasks`` module, for apps that leave that to Celery.
+"""
+
+import json
+import logging
 import os
+import time
 
 from celery import Celery
 from celery.signals import worker_ready
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
+logger = logging.getLogger("jobs.workers")
+
 app = Celery("trellis")
 app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()
+
+RECOVERY_KEY = "trellis:jobs:recovery"
+RECOVERY_WINDOW_S = 300
+"""Workers starting within this many seconds of one that recovered leave recovery to it."""
 
 
-@app.task(name="jobs.run")
-def run(name: str, kwargs: dict) -> None:
+@app.task(name="jobs.run", bind=True)
+def run(self, name: str, kwargs: dict) -> None:
     from jobs.registry import run_task
 
+    began = time.monotonic()
     run_task(name, kwargs)
+    # Which worker ran what, and for how long: for operators (and the scale-out test).
+    logger.info("%s ran %s %s in %.2f s", self.request.hostname, name, json.dumps(kwargs, sort_keys=True),
+                time.monotonic() - began)
+
+
+def recovery_is_ours(hostname: str) -> bool:
+    """Whether this starting worker should re-queue interrupted work.
+
+    Only when no other worker is alive: a live worker's in-progress documents are its own, and
+    re-queuing them would supersede runs that are going fine. Of workers starting together,
+    the first to take a Redis key (kept ``RECOVERY_WINDOW_S``) recovers and the others do not.
+    """
+    import redis
+    from django.conf import settings
+
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    try:
+        if not client.set(RECOVERY_KEY, hostname, nx=True, ex=RECOVERY_WINDOW_S):
+            holder = client.get(RECOVERY_KEY)
+            logger.info("%s: %s started recovery moments ago; not recovering again", hostname,
+                        holder.decode() if holder else "another worker")
+            return False
+    finally:
+        client.close()
+    others = sorted(name for reply in app.control.ping(timeout=1.0) for name in reply if name != hostname)
+    if others:
+        logger.info("%s: other workers are alive (%s); their work in progress is theirs, nothing re-queued",
+                    hostname, ", ".join(others))
+        return False
+    return True
 
 
 @worker_ready.connect
-def recover_interrupted_work(**_: object) -> None:
+def recover_interrupted_work(sender: object = None, **_: object) -> None:
     from jobs.startup import recover_interrupted_work as recover
 
-    recover()
+    hostname = getattr(sender, "hostname", None) or "this worker"
+    try:
+        ours = recovery_is_ours(hostname)
+    except Exception:
+        logger.exception("%s: could not decide whether to recover interrupted work; skipping it", hostname)
+        return
+    if ours:
+        count = recover()
+        logger.info("%s: first worker up; re-queued %d interrupted item(s)", hostname, count)

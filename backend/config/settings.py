@@ -115,11 +115,13 @@ INSTALLED_APPS = [
     "credentials",
     "pipelines",
     "chat",
+    "evaluation",
     "web",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "config.security.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -127,6 +129,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "config.security.SignInThrottleMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -172,8 +175,13 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = _env_str("REDIS_URL") or None
 if REDIS_URL:
+    # redis-py 8 gives every read a 5 s socket timeout by default, no longer than channels-redis's
+    # 5 s blocking receive, so an idle websocket's consumer would die; reads get more room here.
     CHANNEL_LAYERS = {
-        "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [REDIS_URL]}}
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 30, "socket_connect_timeout": 5}]},
+        }
     }
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
@@ -185,11 +193,14 @@ CHROMA_PATH = DATA_DIR / "chroma"
 TRELLIS_JOBS_BACKEND = _env_str("TRELLIS_JOBS_BACKEND") or ("celery" if REDIS_URL else "threads")
 if TRELLIS_JOBS_BACKEND not in ("threads", "celery"):
     raise ImproperlyConfigured(f"TRELLIS_JOBS_BACKEND={TRELLIS_JOBS_BACKEND!r}: use threads or celery")
+if TRELLIS_JOBS_BACKEND == "celery" and not REDIS_URL:
+    raise ImproperlyConfigured("TRELLIS_JOBS_BACKEND=celery needs REDIS_URL: Redis is the workers' broker")
 TRELLIS_JOB_WORKERS = _env_int("TRELLIS_JOB_WORKERS", 2)
 CELERY_BROKER_URL = REDIS_URL
 CELERY_RESULT_BACKEND = REDIS_URL
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
 # Limits on what users may upload; each refusal names the limit.
 TRELLIS_MAX_UPLOAD_BYTES = _env_int("TRELLIS_MAX_UPLOAD_MB", 50) * 1024 * 1024
@@ -197,6 +208,24 @@ TRELLIS_MAX_PAGES = _env_int("TRELLIS_MAX_PAGES", 2000)
 TRELLIS_MAX_CHARACTERS = _env_int("TRELLIS_MAX_CHARACTERS", 20_000_000)
 TRELLIS_MAX_CHUNKS_PER_DOCUMENT = _env_int("TRELLIS_MAX_CHUNKS_PER_DOCUMENT", 50_000)
 DATA_UPLOAD_MAX_NUMBER_FILES = _env_int("TRELLIS_MAX_FILES_PER_UPLOAD", 100)
+# The longest chunk: a chunker configured for longer ones is refused, and so is a document
+# that chunks into longer ones (a token chunker counts tokens, which can be long).
+TRELLIS_MAX_CHUNK_CHARACTERS = _env_int("TRELLIS_MAX_CHUNK_CHARACTERS", 20_000)
+# PDF, DOCX, HTML and Markdown are parsed in a child process, killed past this many seconds and
+# capped at this much memory: some hostile files drive their parsers into minutes or gigabytes.
+TRELLIS_PARSE_TIMEOUT_S = _env_int("TRELLIS_PARSE_TIMEOUT_S", 120)
+TRELLIS_PARSE_MEMORY_MB = _env_int("TRELLIS_PARSE_MEMORY_MB", 2048)
+# Large uploads are spooled to disk while a request is read: into the data directory, so that
+# nothing of a user's lands outside it.
+FILE_UPLOAD_TEMP_DIR = DATA_DIR / "tmp"
+FILE_UPLOAD_TEMP_DIR.mkdir(exist_ok=True)
+
+# Evaluation datasets in the BEIR layout, importable by folder name (read in place, never copied).
+TRELLIS_DATASETS_DIR = Path(_env_str("TRELLIS_DATASETS_DIR") or BASE_DIR.parent / "shared" / "datasets").resolve()
+
+# Load the packaged local LLM when the server starts, so the first question does not wait for it
+# (make run turns it on; tests and scripts leave it off).
+TRELLIS_WARM_LOCAL_LLM = _env_bool("TRELLIS_WARM_LOCAL_LLM", False)
 
 # How many earlier question–answer pairs a chat sends along, so follow-up questions work.
 TRELLIS_CHAT_HISTORY_TURNS = _env_int("TRELLIS_CHAT_HISTORY_TURNS", 3)
@@ -239,7 +268,15 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PERMISSION_CLASSES": [
+        "rest_framework.permissions.IsAuthenticated",
+        "config.permissions.OwnsPathObjects",
+    ],
+    "DEFAULT_PARSER_CLASSES": [
+        "config.parsers.BoundedJSONParser",  # deeply nested JSON is a 400, not a RecursionError
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": None,
 }
@@ -253,9 +290,15 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # The 400/403/404/415 answers DRF gives before a view runs, documented on every operation.
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "config.openapi.document_error_responses",
+    ],
     "ENUM_NAME_OVERRIDES": {
         "DocumentStatusEnum": "knowledge.models.Document.Status",
         "VectorIndexStatusEnum": "knowledge.models.VectorIndex.Status",
+        "EvaluationStatusEnum": "evaluation.models.Evaluation.Status",
         "KnowledgeBaseLanguageEnum": "knowledge.models.KnowledgeBase.Language",
         "ComponentKindEnum": "rag.core.registry.KINDS",
     },
@@ -273,3 +316,37 @@ if not DEBUG:
     SESSION_COOKIE_HTTPONLY = True
     SECURE_CONTENT_TYPE_NOSNIFF = True
     X_FRAME_OPTIONS = "DENY"
+
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+
+# TRELLIS_HTTPS=1 when Trellis is served over TLS (usually a reverse proxy in front of daphne):
+# cookies are sent over HTTPS only, browsers are told to use HTTPS for a year (HSTS), and plain
+# http is redirected. It cannot be the default: the embedded default (`make run`) serves plain
+# http on 127.0.0.1, where secure cookies would never come back and the redirect would lead
+# nowhere. TRELLIS_TRUST_X_FORWARDED_PROTO=1 lets the proxy say a request came in over HTTPS
+# (only behind a proxy that sets the header itself; a client could send it too).
+TRELLIS_HTTPS = _env_bool("TRELLIS_HTTPS", False)
+if TRELLIS_HTTPS:
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_SSL_REDIRECT = True
+    SECURE_HSTS_SECONDS = _env_int("TRELLIS_HSTS_SECONDS", 365 * 24 * 3600)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    # Probes reach the server directly, over plain http.
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+if _env_bool("TRELLIS_TRUST_X_FORWARDED_PROTO", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# Adding a site to the browsers' HSTS preload lists is the operator's decision about their whole
+# domain (and hard to undo), not something an application can opt into for them.
+SILENCED_SYSTEM_CHECKS = ["security.W021"]
+
+# Sign-in throttling (accounts.services): this many failures per user name and address lock
+# that pair out for the window. Counters live in the cache: Redis once REDIS_URL is set (shared
+# by every server process), else this process's memory.
+TRELLIS_LOGIN_MAX_FAILURES = _env_int("TRELLIS_LOGIN_MAX_FAILURES", 10)
+TRELLIS_LOGIN_LOCKOUT_MINUTES = _env_int("TRELLIS_LOGIN_LOCKOUT_MINUTES", 15)
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+    if REDIS_URL else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+}

@@ -9,7 +9,10 @@ api_v1 = [
     path("", include("credentials.urls")),
     path("", include("pipelines.urls")),
     path("", include("chat.urls")),
+    path("", include("evaluation.urls")),
 ]
+
+handler404 = "config.errors.not_found"
 
 urlpatterns = [
     path("admin/", admin.site.urls),

@@ -13,23 +13,18 @@ from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError
 from django.http import Http404
 from django.utils.translation import gettext
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field, extend_schema_serializer
+from drf_spectacular.utils import extend_schema, extend_schema_field, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import config_errors, errors_response, message_error, serializer_errors
+from config.api import INVALID, LANG_PARAMETER, config_errors, errors_response, message_error, serializer_errors
 from rag.core import ConfigValidationError
 from rag.core.i18n import gettext_noop
 
 from . import selectors, services
 from .models import NAME_PATTERN, Credential
-
-LANG_PARAMETER = OpenApiParameter(
-    "lang", OpenApiTypes.STR, description="Language of the error messages (en, es, zh-Hant); overrides Accept-Language."
-)
 
 
 @extend_schema_field({
@@ -47,18 +42,6 @@ class ValuesField(serializers.JSONField):
         if not isinstance(data, dict):
             raise serializers.ValidationError(gettext("must be an object"), code="dict_type")
         return super().to_internal_value(data)
-
-
-@extend_schema_serializer(component_name="CredentialFieldError")
-class ErrorSerializer(serializers.Serializer):
-    path = serializers.CharField(help_text="Where the problem is, e.g. values.api_key.")
-    message = serializers.CharField()
-    code = serializers.CharField()
-
-
-@extend_schema_serializer(component_name="CredentialFieldErrors")
-class ErrorsSerializer(serializers.Serializer):
-    errors = ErrorSerializer(many=True)
 
 
 @extend_schema_serializer(component_name="Credential")
@@ -105,9 +88,6 @@ def _own_credential(request: Request, credential_id: int) -> Credential:
     if credential.owner_id != request.user.pk:
         raise PermissionDenied("only its owner can change a shared credential")
     return credential
-
-
-INVALID = {400: ErrorsSerializer}
 
 
 class CredentialListApi(APIView):

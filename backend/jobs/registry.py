@@ -94,7 +94,10 @@ class CeleryBackend:
     def submit(self, name: str, kwargs: dict[str, Any]) -> None:
         from config.celery import app
 
-        app.send_task("jobs.run", args=[name, kwargs])
+        # Fire and forget: a task records its outcome itself (a document's status). Asking for
+        # a result would also subscribe this process to it on Redis, and Celery's result
+        # consumer gives up for good after a Redis outage ("must be restarted").
+        app.send_task("jobs.run", args=[name, kwargs], ignore_result=True)
 
     def wait_until_idle(self, timeout: float) -> bool:
         raise NotImplementedError("waiting for Celery workers is not supported; poll the job's result instead")
@@ -124,8 +127,13 @@ def enqueue(name: str, **kwargs: Any) -> None:
 
 def enqueue_on_commit(name: str, **kwargs: Any) -> None:
     """Run task ``name`` once the current transaction commits (at once outside one), so the
-    task never reads rows that are not there yet."""
-    transaction.on_commit(lambda: enqueue(name, **kwargs))
+    task never reads rows that are not there yet.
+
+    A broker that cannot be reached then does not fail the request that already committed: the
+    failure is logged, the work stays queued in the database, and the start-up recovery (or a
+    retry) sends it again.
+    """
+    transaction.on_commit(lambda: enqueue(name, **kwargs), robust=True)
 
 
 def wait_until_idle(timeout: float = 60.0) -> bool:

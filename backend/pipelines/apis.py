@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import Http404
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
+from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import config_errors, errors_response, serializer_errors
+from config.api import LANG_PARAMETER, config_errors, errors_response, serializer_errors
 from knowledge.models import KnowledgeBase
 from knowledge.selectors import knowledge_base_get
 from rag.core import ConfigValidationError
@@ -19,8 +19,6 @@ from rag.core import ConfigValidationError
 from . import selectors, services
 from .models import Pipeline
 from .runtime import pipelines_readiness
-
-LANG_PARAMETER = OpenApiParameter("lang", str, description="Language of the texts (en, es, zh-Hant).")
 
 
 @extend_schema_serializer(component_name="Pipeline")

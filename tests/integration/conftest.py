@@ -1,1 +1,35 @@
+"""Users and logged-in clients shared by the integration tests (forced logins: no password
+hashing, no login throttling in the way)."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
 from tests.support.static_files import plain_static_files  # noqa: F401
+
+
+def logged_in(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def owner(django_user_model):
+    return django_user_model.objects.create_user(username="ada")
+
+
+@pytest.fixture
+def stranger(django_user_model):
+    return django_user_model.objects.create_user(username="mallory")
+
+
+@pytest.fixture
+def api(owner) -> Client:
+    return logged_in(owner)
+
+
+@pytest.fixture
+def stranger_api(stranger) -> Client:
+    return logged_in(stranger)

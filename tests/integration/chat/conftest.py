@@ -26,11 +26,6 @@ GUIDE = (
 
 
 @pytest.fixture
-def owner(django_user_model):
-    return django_user_model.objects.create_user(username="ada", password="correct horse battery")
-
-
-@pytest.fixture
 def browser(owner) -> Client:
     client = Client()
     client.force_login(owner)

@@ -31,30 +31,6 @@ def background_jobs_finish():
 
 
 @pytest.fixture
-def owner(django_user_model):
-    return django_user_model.objects.create_user(username="ada", password="correct horse battery")
-
-
-@pytest.fixture
-def stranger(django_user_model):
-    return django_user_model.objects.create_user(username="mallory", password="correct horse battery")
-
-
-@pytest.fixture
-def api(owner) -> Client:
-    client = Client()
-    client.force_login(owner)
-    return client
-
-
-@pytest.fixture
-def stranger_api(stranger) -> Client:
-    client = Client()
-    client.force_login(stranger)
-    return client
-
-
-@pytest.fixture
 def create_knowledge_base(api) -> Callable[..., dict[str, Any]]:
     def create(name: str = "Garden notes", **fields: Any) -> dict[str, Any]:
         fields.setdefault("chunker", SMALL_CHUNKER)
