@@ -182,7 +182,9 @@ describe("EvaluationPage", () => {
     renderWithProviders(<EvaluationPage />);
     fireEvent.click(await screen.findByRole("button", { name: "Add dataset" }));
     const dialog = screen.getByRole("dialog", { name: "Add a dataset" });
-    fireEvent.change(await within(dialog).findByLabelText("Shared dataset"), { target: { value: "scifact" } });
+    // The shared datasets arrive after the dialog opens: choose one only once it is offered.
+    await within(dialog).findByRole("option", { name: /SciFact/ });
+    fireEvent.change(within(dialog).getByLabelText("Shared dataset"), { target: { value: "scifact" } });
     fireEvent.change(within(dialog).getByLabelText("Most documents to keep"), { target: { value: "500" } });
     fireEvent.click(within(dialog).getByRole("button", { name: "Import" }));
     await waitFor(() => expect(screen.queryByRole("dialog")).not.toBeInTheDocument());
