@@ -6,7 +6,8 @@ the Celery workers ingest them (their events cross processes through Redis); whi
 runs, a chat through server 2 gets its answer. Then every document is ready, each ingested by a
 worker, the BM25 index of the final content version was built once and both servers read it, and
 the Chroma server holds every vector. Last, Redis is stopped: ``/readyz`` says so, ``/healthz``
-stays up; once Redis is back the servers are ready again and a new upload is ingested.
+stays up; once Redis is back the servers are ready again and a new upload is ingested. An
+evaluation started through server 1 runs on a worker while server 2's socket follows it.
 """
 
 from __future__ import annotations
@@ -336,6 +337,42 @@ def test_a_worker_joining_a_live_pool_re_queues_nothing(stack, signed_in):
                   for document in server1.call("GET", f"/api/v1/knowledge-bases/{kb_id}/documents/", 200)):
         assert time.monotonic() < deadline, "the documents were not all ingested"
         time.sleep(0.5)
+
+
+def test_an_evaluation_started_on_server_1_runs_on_a_worker_and_server_2_follows_its_progress(
+        stack, signed_in, tmp_path):
+    from tests.integration.evaluation.conftest import beir_zip, cranfield_head
+
+    server1, server2 = (Api(signed_in, url) for url in stack.server_urls)
+    archive = beir_zip(cranfield_head(30), tmp_path)
+    dataset = server1.call("POST", "/api/v1/evaluations/datasets/upload/", 201, data={"name": "Cranfield head"},
+                           files=[("file", ("cranfield-head.zip", archive, "application/zip"))])
+    deadline = time.monotonic() + 180
+    while (state := server2.call("GET", f"/api/v1/evaluations/datasets/{dataset['id']}/", 200))["status"] != "ready":
+        assert state["status"] != "failed" and time.monotonic() < deadline, state
+        time.sleep(0.5)
+    assert state["documents"] == {"uploaded": 30, "ready": 30, "failed": 0, "in_progress": 0}
+
+    evaluation = server1.call("POST", "/api/v1/evaluations/", 201,
+                              json={"dataset": dataset["id"], "presets": ["keyword", "semantic"]})
+    with server2.socket(f"/ws/evaluation/{evaluation['id']}/") as ws:
+        states: list[dict] = []
+        while not states or states[-1]["status"] not in ("done", "failed"):
+            event = json.loads(ws.recv(timeout=180))
+            assert event["type"] == "evaluation.progress", event
+            states.append(event["evaluation"])
+    total = 2 * state["query_count"]
+    assert states[-1] == {"id": evaluation["id"], "status": "done", "done": total, "total": total, "error": None}
+    assert [step["done"] for step in states] == sorted(step["done"] for step in states)
+
+    detail = server2.call("GET", f"/api/v1/evaluations/{evaluation['id']}/", 200)
+    assert [pipeline["name"] for pipeline in detail["results"]["pipelines"]] == ["keyword", "semantic"]
+    assert all(pipeline["metrics"]["ndcg@10"] > 0.2 for pipeline in detail["results"]["pipelines"])
+    plot = signed_in.get(detail["report"]["metrics"].replace(stack.server_urls[1], stack.server_urls[0]), timeout=30)
+    assert plot.status_code == 200 and plot.content[:4] == b"\x89PNG", "server 1 serves the report a worker wrote"
+    ran = [line for line in worker_log_lines(stack, "ran evaluation.run ")
+           if f'"evaluation_id": {evaluation["id"]}' in line]
+    assert len(ran) == 1, f"the evaluation ran {len(ran)} times on the workers: {ran}"
 
 
 def attempt_of(stack, document_id: int) -> int:
