@@ -43,6 +43,7 @@ Progress = Callable[[int, int], None]
 
 ANSWER_METRICS: tuple[str, ...] = ("exact_match", "f1", "contains", "citation_precision", "faithfulness")
 KEPT_RESULTS = 10
+QUERY_TEXT_KEPT = 300  # enough to recognise a query in the per-query table
 
 
 @dataclass(frozen=True)
@@ -170,7 +171,8 @@ def evaluate_pipeline(
                     hits, error = [], str(exc) if isinstance(exc, TrellisError) else f"{type(exc).__name__}: {exc}"
                 elapsed_ms = (time.perf_counter() - began) * 1000
             ranking = document_ranking((hit.chunk for hit in hits), corpus.corpus_id_of)
-            row: dict[str, Any] = {"query_id": query.id, **query_metrics(ranking, judgements),
+            row: dict[str, Any] = {"query_id": query.id, "query": query.text[:QUERY_TEXT_KEPT],
+                                   **query_metrics(ranking, judgements),
                                    "latency_ms": round(elapsed_ms, 3), "llm_calls": recorder.llm_calls,
                                    "retrieved": ranking[:KEPT_RESULTS]}
             if error is not None:

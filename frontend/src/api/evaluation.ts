@@ -97,6 +97,8 @@ export interface PipelineSummary {
 /** One query's scores for one pipeline. */
 export type PerQueryRow = {
   query_id: string;
+  /** The query's text (its first 300 characters). */
+  query?: string;
   latency_ms: number;
   llm_calls: number;
   /** The corpus ids retrieved first. */

@@ -125,8 +125,9 @@ describe("EvaluationDetailPage", () => {
     renderWithProviders(<EvaluationDetailPage id={7} />);
     fireEvent.click(await screen.findByRole("button", { name: "Per-query scores (3 queries)" }));
     const table = screen.getByRole("table", { name: "Per-query scores" });
-    const order = () => within(table).getAllByRole("row").slice(1).map((row) => row.querySelector("th")!.textContent);
+    const order = () => within(table).getAllByRole("row").slice(1).map((row) => row.querySelector("th code")!.textContent);
     expect(order()).toEqual(["1", "2", "3"]);
+    expect(within(table).getAllByRole("row")[1]).toHaveTextContent("question number 1");
     const sort = within(table).getByRole("button", { name: /nDCG@10 · keyword/ });
     fireEvent.click(sort);
     expect(order()).toEqual(["1", "3", "2"]);

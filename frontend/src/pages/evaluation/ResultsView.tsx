@@ -386,6 +386,11 @@ function PerQueryTable({ pipelines }: { pipelines: readonly PipelineResult[] }) 
                 <tr key={row.query_id}>
                   <th scope="row">
                     <code>{row.query_id}</code>
+                    {row.query ? (
+                      <span className="per-query__text" title={row.query}>
+                        {row.query}
+                      </span>
+                    ) : null}
                   </th>
                   {byQuery.map((rowsOf, index) => {
                     const cell = rowsOf.get(row.query_id);

@@ -26,6 +26,7 @@ export const dataset = (overrides: Partial<EvaluationDataset> = {}): EvaluationD
 const perQuery = (ndcg: number[]) =>
   ndcg.map((value, index) => ({
     query_id: String(index + 1),
+    query: `question number ${index + 1}`,
     "ndcg@10": value,
     "recall@1": value > 0.5 ? 1 : 0,
     "recall@5": value,

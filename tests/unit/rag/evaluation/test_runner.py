@@ -43,6 +43,7 @@ def test_keyword_scores_every_query_and_counts_a_document_whose_id_is_the_querys
     rows = {row["query_id"]: row for row in pipeline["per_query"]}
     assert rows["1"]["retrieved"][0] == "1" and rows["1"]["recall@1"] == 1.0
     assert rows["q3"]["retrieved"][0] == "5"
+    assert rows["1"]["query"] == "how much sun do tomatoes need"
     assert set(RETRIEVAL_METRICS) <= set(rows["q2"])
     assert pipeline["metrics"]["ndcg@10"] == pytest.approx(sum(row["ndcg@10"] for row in rows.values()) / 3)
     low, high = pipeline["ci"]["ndcg@10"]
