@@ -20,6 +20,10 @@ export PYTHONPATH := $(CURDIR)/backend
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
+# The shared BEIR datasets (../shared/datasets) are read in place: from the nearest folder above
+# the checkout that holds shared/datasets, so a clone nested one level deeper still finds them.
+export TRELLIS_DATASETS_DIR ?= $(shell d="$(CURDIR)"; while [ "$$d" != / ]; do d=$$(dirname "$$d"); \
+	if [ -d "$$d/shared/datasets" ]; then echo "$$d/shared/datasets"; break; fi; done)
 
 FRONTEND_SOURCES := $(shell find frontend/src -type f 2>/dev/null) $(wildcard frontend/index.html frontend/vite.config.ts frontend/tsconfig*.json)
 FRONTEND_MANIFEST := static/frontend/.vite/manifest.json
