@@ -31,10 +31,14 @@ export interface SharedDataset {
   title: string;
 }
 
-/** Keep only part of a large dataset. */
+/** A chunker reference; `null` keeps each corpus document as one chunk. */
+export type ChunkerReference = { component: string; params: Record<string, unknown> } | null;
+
+/** Keep only part of a large dataset, and how its documents are cut. */
 export interface DatasetLimits {
   max_queries: number | null;
   max_documents: number | null;
+  chunker: ChunkerReference;
 }
 
 export interface DatasetImportInput extends DatasetLimits {
@@ -238,6 +242,7 @@ export function uploadDataset(
   form.append("file", input.file);
   if (input.max_queries !== null) form.append("max_queries", String(input.max_queries));
   if (input.max_documents !== null) form.append("max_documents", String(input.max_documents));
+  if (input.chunker !== null) form.append("chunker", JSON.stringify(input.chunker));
   return uploadForm(`${DATASETS_URL}upload/`, form, onProgress, signal);
 }
 

@@ -4,11 +4,14 @@ comparison, and owner-only access."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from evaluation.models import Evaluation, EvaluationDataset
+from knowledge.models import Chunk
 from pipelines.services import pipeline_create
 from rag.evaluation import PipelineSpec, RunOptions, evaluate, strategy_config
 
@@ -129,3 +132,27 @@ def test_shared_datasets_are_listed_and_other_names_refused(api):
     assert {"scifact", "cranfield", "xquad-zh"} <= set(names)
     refused = api.post(reverse("evaluation-dataset-list"), {"dataset": "../etc"}, content_type="application/json")
     assert refused.status_code == 400 and refused.json()["errors"][0]["code"] == "unknown_dataset"
+
+
+def test_an_upload_with_a_chunker_sent_as_a_form_field_cuts_documents_and_a_bad_one_is_refused_by_path(api, tmp_path):
+    """The browser sends the chunker as a JSON string inside the multipart form."""
+    tiny = cranfield_head(5)
+
+    def send(name, chunker):
+        archive = SimpleUploadedFile("tiny.zip", beir_zip(tiny, tmp_path / name), "application/zip")
+        return api.post(reverse("evaluation-dataset-upload"), {"name": name, "file": archive,
+                                                               "chunker": json.dumps(chunker)})
+
+    refused = send("Bad", {"component": "RecursiveCharacterChunker", "params": {"chunk_size": 0}})
+    assert refused.status_code == 400, refused.content
+    assert [error["path"] for error in refused.json()["errors"]] == ["chunker.params.chunk_size"]
+    assert not EvaluationDataset.objects.filter(name="Bad").exists()
+
+    accepted = send("Chunked", {"component": "RecursiveCharacterChunker",
+                                "params": {"chunk_size": 200, "chunk_overlap": 20}})
+    assert accepted.status_code == 201, accepted.content
+    wait_for_jobs()
+    record = EvaluationDataset.objects.select_related("knowledge_base").get(pk=accepted.json()["id"])
+    assert record.knowledge_base.chunker["params"]["chunk_size"] == 200
+    chunks = Chunk.objects.filter(document__knowledge_base=record.knowledge_base).count()
+    assert chunks > len(tiny.corpus), f"{chunks} chunks for {len(tiny.corpus)} documents"

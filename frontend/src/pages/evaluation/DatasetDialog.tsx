@@ -18,6 +18,8 @@ import { parseOptionalInt } from "./format";
 type Source = "shared" | "upload";
 
 const FIELDS = ["dataset", "name", "file", "max_queries", "max_documents"];
+const CHUNKER = "RecursiveCharacterChunker";
+const isChunkerPath = (path: string) => path === "chunker" || path.startsWith("chunker.");
 
 interface DatasetDialogProps {
   onDone: (dataset: EvaluationDataset) => void;
@@ -35,11 +37,15 @@ export function DatasetDialog({ onDone, onClose }: DatasetDialogProps) {
   const [file, setFile] = useState<File | null>(null);
   const [maxQueries, setMaxQueries] = useState("");
   const [maxDocuments, setMaxDocuments] = useState("");
+  const [chunked, setChunked] = useState(false);
+  const [chunkSize, setChunkSize] = useState("1000");
+  const [chunkOverlap, setChunkOverlap] = useState("100");
   const [errors, setErrors] = useState<PathError[]>([]);
   const [busy, setBusy] = useState(false);
   const [uploaded, setUploaded] = useState<number | null>(null);
   const abort = useRef<AbortController | null>(null);
-  const ids = { source: useId(), dataset: useId(), name: useId(), file: useId(), maxQueries: useId(), maxDocuments: useId() };
+  const ids = { source: useId(), dataset: useId(), name: useId(), file: useId(), maxQueries: useId(), maxDocuments: useId(),
+    chunked: useId(), chunkSize: useId(), chunkOverlap: useId() };
 
   const available = shared.state.status === "ready" ? shared.state.data : [];
   const noShared = shared.state.status === "ready" && available.length === 0;
@@ -50,8 +56,12 @@ export function DatasetDialog({ onDone, onClose }: DatasetDialogProps) {
   useEffect(() => () => abort.current?.abort(), []);
 
   const messagesAt = (field: string) => errors.filter((error) => error.path === field).map((error) => error.message);
-  const unplaced = errors.filter((error) => !FIELDS.includes(error.path));
-  const limits = { max_queries: parseOptionalInt(maxQueries), max_documents: parseOptionalInt(maxDocuments) };
+  const chunkerMessages = errors.filter((error) => isChunkerPath(error.path)).map((error) => error.message);
+  const unplaced = errors.filter((error) => !FIELDS.includes(error.path) && !isChunkerPath(error.path));
+  const chunker = chunked
+    ? { component: CHUNKER, params: { chunk_size: parseOptionalInt(chunkSize), chunk_overlap: parseOptionalInt(chunkOverlap) ?? 0 } }
+    : null;
+  const limits = { max_queries: parseOptionalInt(maxQueries), max_documents: parseOptionalInt(maxDocuments), chunker };
   const ready = source === "shared" ? dataset !== "" : name.trim() !== "" && file !== null;
 
   const fail = (list: PathError[] | null, error?: unknown) => {
@@ -196,6 +206,35 @@ export function DatasetDialog({ onDone, onClose }: DatasetDialogProps) {
             </Field>
           </div>
         </div>
+
+        <fieldset className="choice-group">
+          <legend className="field__label">{t("evaluation.datasets.chunking")}</legend>
+          <label className="choice">
+            <input id={ids.chunked} type="checkbox" checked={chunked} onChange={(event) => setChunked(event.target.checked)} />
+            <span>{t("evaluation.datasets.chunked")}</span>
+          </label>
+          <p className="field__hint">{t("evaluation.datasets.chunkedHint")}</p>
+          {chunked && (
+            <div className="form-row">
+              <div className="field--grow">
+                <Field id={ids.chunkSize} label={t("evaluation.datasets.chunkSize")} errors={chunkerMessages}>
+                  {(describedBy, invalid) => (
+                    <input id={ids.chunkSize} className="input" type="number" min={1} step={1} inputMode="numeric" value={chunkSize}
+                      aria-describedby={describedBy} aria-invalid={invalid || undefined} onChange={(event) => setChunkSize(event.target.value)} />
+                  )}
+                </Field>
+              </div>
+              <div className="field--grow">
+                <Field id={ids.chunkOverlap} label={t("evaluation.datasets.chunkOverlap")} errors={[]}>
+                  {(describedBy, invalid) => (
+                    <input id={ids.chunkOverlap} className="input" type="number" min={0} step={1} inputMode="numeric" value={chunkOverlap}
+                      aria-describedby={describedBy} aria-invalid={invalid || undefined} onChange={(event) => setChunkOverlap(event.target.value)} />
+                  )}
+                </Field>
+              </div>
+            </div>
+          )}
+        </fieldset>
 
         {uploaded !== null && (
           <div className="upload-item__progress">

@@ -136,6 +136,11 @@ describe("EvaluationPage", () => {
     expect(within(dialog).getByLabelText("Name")).toHaveValue("cranfield-head");
     fireEvent.change(within(dialog).getByLabelText("Name"), { target: { value: "Cranfield head" } });
     fireEvent.change(within(dialog).getByLabelText("Most queries to keep"), { target: { value: "20" } });
+    expect(within(dialog).queryByLabelText("Chunk size (characters)")).not.toBeInTheDocument();
+    fireEvent.click(within(dialog).getByRole("checkbox", { name: "Cut documents into chunks" }));
+    expect(within(dialog).getByLabelText("Chunk size (characters)")).toHaveValue(1000);
+    fireEvent.change(within(dialog).getByLabelText("Chunk size (characters)"), { target: { value: "400" } });
+    fireEvent.change(within(dialog).getByLabelText("Overlap (characters)"), { target: { value: "40" } });
     fireEvent.click(within(dialog).getByRole("button", { name: "Import" }));
 
     await waitFor(() => expect(FakeXHR.instances).toHaveLength(1));
@@ -145,6 +150,8 @@ describe("EvaluationPage", () => {
     expect(upload.body?.get("file")).toBe(archive);
     expect(upload.body?.get("max_queries")).toBe("20");
     expect(upload.body?.has("max_documents")).toBe(false);
+    expect(JSON.parse(upload.body?.get("chunker") as string)).toEqual({
+      component: "RecursiveCharacterChunker", params: { chunk_size: 400, chunk_overlap: 40 } });
     upload.progress(0.5);
     expect(within(dialog).getByRole("progressbar", { name: "Uploading cranfield-head.zip" })).toHaveAttribute("aria-valuenow", "50");
 
@@ -152,12 +159,15 @@ describe("EvaluationPage", () => {
       errors: [
         { path: "name", message: "you already have an evaluation dataset named 'Cranfield head'", code: "duplicate" },
         { path: "file", message: "no qrels/test.tsv in the archive", code: "invalid_dataset" },
+        { path: "chunker.params.chunk_overlap", message: "the overlap must be smaller than the chunk size", code: "invalid" },
       ],
     });
     const name = within(dialog).getByLabelText("Name");
     expect(name).toHaveAttribute("aria-invalid", "true");
     expect(name.closest(".field")).toHaveTextContent("you already have an evaluation dataset named 'Cranfield head'");
     expect(within(dialog).getByLabelText("BEIR zip archive").closest(".field")).toHaveTextContent("no qrels/test.tsv in the archive");
+    expect(within(dialog).getByLabelText("Chunk size (characters)").closest(".field"))
+      .toHaveTextContent("the overlap must be smaller than the chunk size");
     expect(within(dialog).queryByRole("progressbar")).not.toBeInTheDocument();
 
     fireEvent.change(name, { target: { value: "Cranfield head 2" } });
@@ -189,7 +199,7 @@ describe("EvaluationPage", () => {
     fireEvent.click(within(dialog).getByRole("button", { name: "Import" }));
     await waitFor(() => expect(screen.queryByRole("dialog")).not.toBeInTheDocument());
     const post = api.mock.calls.find(([url, init]) => url === "/api/v1/evaluations/datasets/" && init?.method === "POST");
-    expect(JSON.parse(post?.[1]?.body as string)).toEqual({ dataset: "scifact", name: "", max_queries: null, max_documents: 500 });
+    expect(JSON.parse(post?.[1]?.body as string)).toEqual({ dataset: "scifact", name: "", max_queries: null, max_documents: 500, chunker: null });
   });
 
   it("starts an evaluation of presets, showing refused choices next to themselves, then opens it", async () => {
