@@ -21,9 +21,10 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
 # The shared BEIR datasets (../shared/datasets) are read in place: from the nearest folder above
-# the checkout that holds shared/datasets, so a clone nested one level deeper still finds them.
-export TRELLIS_DATASETS_DIR ?= $(shell d="$(CURDIR)"; while [ "$$d" != / ]; do d=$$(dirname "$$d"); \
-	if [ -d "$$d/shared/datasets" ]; then echo "$$d/shared/datasets"; break; fi; done)
+# the checkout, or above the local repository it was cloned from, that holds shared/datasets.
+export TRELLIS_DATASETS_DIR ?= $(shell for d in "$(CURDIR)" "$$(git config --get remote.origin.url 2>/dev/null)"; do \
+	while [ -d "$$d" ] && [ "$$d" != / ]; do d=$$(dirname "$$d"); \
+	if [ -d "$$d/shared/datasets" ]; then echo "$$d/shared/datasets"; exit 0; fi; done; done)
 
 FRONTEND_SOURCES := $(shell find frontend/src -type f 2>/dev/null) $(wildcard frontend/index.html frontend/vite.config.ts frontend/tsconfig*.json)
 FRONTEND_MANIFEST := static/frontend/.vite/manifest.json

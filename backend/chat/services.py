@@ -17,6 +17,7 @@ from config.i18n import translate
 from rag.core import TrellisError
 from rag.core.i18n import gettext_noop
 from rag.strategies import Strategy, StrategyError
+from rag.strategies.traces import agentic_rounds
 
 from .models import Conversation, Message, Trace
 from .selectors import conversation_history
@@ -97,26 +98,6 @@ def chat_turn_start(*, conversation: Conversation, question: str, pipeline: Pipe
             conversation.title = question[:TITLE_LENGTH]
         conversation.save()
     return Turn(asked, answer, pipeline, history)
-
-
-def agentic_rounds(trace: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every agentic round in a strategy trace, with the id of its node."""
-    rounds: list[dict[str, Any]] = []
-
-    def visit(node: dict[str, Any]) -> None:
-        rounds.extend({"node_id": node["id"], **summary} for summary in node.get("rounds", []))
-        for child in node.get("children", []):
-            visit(child)
-
-    def walk(strategy_trace: dict[str, Any]) -> None:
-        for step in strategy_trace.get("steps", []):
-            if step.get("node"):
-                visit(step["node"])
-            if step.get("trace"):
-                walk(step["trace"])
-
-    walk(trace)
-    return rounds
 
 
 def _finish(turn: Turn, *, status: str, text: str, citations: list, trace: dict, chunks: list,

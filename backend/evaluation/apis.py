@@ -200,7 +200,7 @@ class EvaluationOutputSerializer(serializers.Serializer):
         return {"done": evaluation.progress_done, "total": evaluation.progress_total}
 
     def get_summary(self, evaluation: Evaluation) -> list[dict[str, Any]]:
-        return selectors.evaluation_summary(evaluation)
+        return evaluation.summary
 
     def get_report(self, evaluation: Evaluation) -> dict[str, str] | None:
         if not evaluation.report_dir:
@@ -320,14 +320,16 @@ class EvaluationComparisonApi(APIView):
     def get(self, request: Request, evaluation_id: int) -> Response:
         evaluation = _evaluation(request, evaluation_id)
         if len(evaluation.pipelines) < 2:
-            return errors_response([{"path": "pipelines", "code": "single_pipeline",
-                                     "message": "a comparison needs an evaluation of two or more pipelines"}])
+            return errors_response([message_error(
+                "pipelines", gettext_noop("a comparison needs an evaluation of two or more pipelines"),
+                "single_pipeline", request.LANGUAGE_CODE)])
         if evaluation.status != Evaluation.Status.DONE:
-            return errors_response([{"path": "status", "code": "not_finished",
-                                     "message": f"the evaluation is {evaluation.status}, not done"}])
+            return errors_response([message_error(
+                "status", gettext_noop("the evaluation is {status}, not done"), "not_finished", request.LANGUAGE_CODE,
+                status=evaluation.status)])
         body = {"evaluation": evaluation.pk,
                 "pipelines": [{key: entry[key] for key in ("name", "queries", "metrics", "ci")}
-                              for entry in selectors.evaluation_summary(evaluation)],
+                              for entry in evaluation.summary],
                 "comparisons": evaluation.results.get("comparisons", [])}
         return Response(self.OutputSerializer(body).data)
 

@@ -55,6 +55,8 @@ class Evaluation(models.Model):
     progress_done = models.PositiveIntegerField(default=0)
     progress_total = models.PositiveIntegerField(default=0)
     results = models.JSONField(null=True, blank=True)
+    summary = models.JSONField(default=list, blank=True,
+                               help_text=_("Per pipeline: the averaged figures of the results, read by lists."))
     report_dir = models.CharField(max_length=500, blank=True, help_text=_("Relative to the data directory."))
     error = models.TextField(_("error"), blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

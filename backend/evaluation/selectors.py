@@ -60,20 +60,13 @@ def shared_dataset_list() -> list[dict[str, str]]:
 
 
 def evaluation_list(*, user: AbstractBaseUser) -> QuerySet[Evaluation]:
-    return Evaluation.objects.filter(owner=user).select_related("dataset")
+    """Without the results (megabytes for a large dataset); each row carries its ``summary``."""
+    return Evaluation.objects.filter(owner=user).select_related("dataset").defer("results")
 
 
 def evaluation_get(*, user: AbstractBaseUser, evaluation_id: int) -> Evaluation:
-    """Raises ``Evaluation.DoesNotExist`` for a missing id or another user's evaluation."""
-    return evaluation_list(user=user).get(pk=evaluation_id)
-
-
-def evaluation_summary(evaluation: Evaluation) -> list[dict[str, Any]]:
-    """Per pipeline: its name and averaged metrics (no per-query rows); empty until done."""
-    results = evaluation.results or {}
-    return [{key: pipeline.get(key) for key in ("name", "queries", "metrics", "ci", "latency_ms",
-                                                "llm_calls_per_query", "failures", "truncated", "answers")}
-            for pipeline in results.get("pipelines", [])]
+    """With its results. Raises ``Evaluation.DoesNotExist`` for a missing id or another user's evaluation."""
+    return Evaluation.objects.filter(owner=user).select_related("dataset").get(pk=evaluation_id)
 
 
 def evaluation_report_file(evaluation: Evaluation, name: str) -> Path | None:

@@ -42,6 +42,7 @@ from rag.evaluation import (
     evaluate,
     load_beir,
     load_beir_archive,
+    pipeline_summaries,
     strategy_config,
     write_report,
 )
@@ -404,7 +405,7 @@ def evaluation_run(*, evaluation_id: int) -> None:
         _publish(evaluation)
         return
     Evaluation.objects.filter(pk=evaluation_id).update(
-        status=Evaluation.Status.DONE, results=result, report_dir=str(directory.relative_to(settings.DATA_DIR)),
+        status=Evaluation.Status.DONE, results=result, summary=pipeline_summaries(result), report_dir=str(directory.relative_to(settings.DATA_DIR)),
         progress_done=evaluation.progress_total, finished_at=timezone.now())
     evaluation.refresh_from_db()
     _publish(evaluation)

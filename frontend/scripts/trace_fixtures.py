@@ -21,6 +21,7 @@ from typing import Any
 from rag.components import load_components
 from rag.core import build
 from rag.documents.models import Chunk, SourceDocument
+from rag.strategies.traces import agentic_rounds
 from tests.support.scripted_openai import ScriptedOpenAIServer, chat_stream, tool_call_response
 
 OUT = Path(__file__).resolve().parents[1] / "src" / "components" / "TraceView" / "fixtures"
@@ -81,26 +82,6 @@ def verdict(reason: str, operations: list[tuple[int, int]] | None = None, suffic
     return tool_call_response("retrieval_verdict", {
         "sufficient": sufficient, "reason": reason,
         "operations": [{"child": child, "top_k": top_k} for child, top_k in operations or []]})
-
-
-def agentic_rounds(trace: dict[str, Any]) -> list[dict[str, Any]]:
-    """As ``chat.services.agentic_rounds`` stores them (that module needs Django)."""
-    rounds: list[dict[str, Any]] = []
-
-    def visit(node: dict[str, Any]) -> None:
-        rounds.extend({"node_id": node["id"], **summary} for summary in node.get("rounds", []))
-        for child in node.get("children", []):
-            visit(child)
-
-    def walk(strategy_trace: dict[str, Any]) -> None:
-        for step in strategy_trace.get("steps", []):
-            if step.get("node"):
-                visit(step["node"])
-            if step.get("trace"):
-                walk(step["trace"])
-
-    walk(trace)
-    return rounds
 
 
 def run(name: str, strategy: dict[str, Any], question: str, script: list[Any], server: ScriptedOpenAIServer) -> None:

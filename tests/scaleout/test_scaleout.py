@@ -26,6 +26,7 @@ import pytest
 import requests
 from websockets.sync.client import connect
 
+from rag.strategies.traces import retriever_nodes
 from scripts.scaleout.stack import PYTHON, ROOT
 from tests.support.scripted_openai import ScriptedOpenAIServer
 
@@ -140,23 +141,8 @@ def bm25_results(trace: dict) -> list[dict]:
 
 def retriever_results(trace: dict, component: str) -> list[dict]:
     """Results of every ``component`` node in a strategy trace."""
-    found: list[dict] = []
-
-    def visit(node: dict) -> None:
-        if node.get("class") == component:
-            found.extend(node.get("results") or [])
-        for child in node.get("children") or []:
-            visit(child)
-
-    def walk(strategy_trace: dict) -> None:
-        for step in strategy_trace.get("steps", []):
-            if step.get("node"):
-                visit(step["node"])
-            if step.get("trace"):
-                walk(step["trace"])
-
-    walk(trace)
-    return found
+    return [row for node in retriever_nodes(trace) if node.get("class") == component
+            for row in node.get("results") or []]
 
 
 JOB_LINE = re.compile(r"(\S+) ran knowledge\.ingest_document (\{.*?\}) in ([\d.]+) s")

@@ -53,6 +53,7 @@ from .runner import (
     evaluate,
     evaluate_pipeline,
     flat_summary,
+    pipeline_summaries,
     strategy_config,
 )
 from .statistics import bootstrap_ci, compare_paired, paired_bootstrap_test, paired_randomization_test, percentile
@@ -92,6 +93,7 @@ __all__ = [
     "evaluate_pipeline",
     "exact_match",
     "flat_summary",
+    "pipeline_summaries",
     "judge_faithfulness",
     "load_beir",
     "load_beir_archive",

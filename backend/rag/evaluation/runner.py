@@ -358,6 +358,16 @@ def evaluate(
     })
 
 
+SUMMARY_KEYS = ("name", "queries", "metrics", "ci", "latency_ms", "llm_calls_per_query", "failures", "truncated",
+                "answers")
+
+
+def pipeline_summaries(result: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Per pipeline: its name and averaged figures, without the per-query rows (small enough to
+    list many evaluations)."""
+    return [{key: pipeline.get(key) for key in SUMMARY_KEYS} for pipeline in result.get("pipelines", [])]
+
+
 def flat_summary(result: Mapping[str, Any], index: int = 0) -> dict[str, Any]:
     """One pipeline's result with its averaged metrics at the top level (``ndcg@10``,
     ``recall@1``… ``map``) beside ``per_query``: what ``evaluate --json`` prints."""

@@ -46,6 +46,17 @@ class Window:
     """The ``(rank, hit)`` pairs the window absorbed."""
 
 
+class RerankParams(Params):
+    """How many re-ranked chunks a re-ranker keeps (retriever or strategy slot alike)."""
+
+    top_k: int = param(
+        5, ge=1, le=1000,
+        title=ml("Keep", "Conservar", "保留數"),
+        description=ml("How many re-ranked chunks to keep.", "Cuántos fragmentos reordenados conservar.",
+                       "重新排序後要保留的區塊數。"),
+    )
+
+
 class RetrieverParams(Params):
     enable_retrieve_then_expand: bool = param(
         False,

@@ -38,6 +38,19 @@ export interface PathError {
   code: string;
 }
 
+/** The `{"errors": [{path, message, code}]}` of a refused request (HTTP 400), or null for any other failure. */
+export function pathErrorsOf(error: unknown): PathError[] | null {
+  if (!(error instanceof ApiError) || error.status !== 400) return null;
+  return pathErrorsIn(error.payload);
+}
+
+/** The path errors of a 400 body, or null when it holds none. */
+export function pathErrorsIn(payload: unknown): PathError[] | null {
+  const list = (payload as { errors?: unknown } | null)?.errors;
+  if (!Array.isArray(list) || list.length === 0) return null;
+  return list.filter((item): item is PathError => typeof item?.path === "string" && typeof item?.message === "string");
+}
+
 export interface TreeValidation {
   valid: boolean;
   config?: ComponentRef;

@@ -12,7 +12,7 @@ from rag.core import ComponentRef, TrellisError, children_param, ml, param, ref,
 from rag.tracing import TraceNode
 
 from ..composite import EnsembleRetriever  # noqa: F401  (registers the default child)
-from ..base import CompositeRetriever, Hit, RetrieverParams
+from ..base import CompositeRetriever, Hit, RerankParams, RetrieverParams
 
 DEFAULT_MODEL = "cross-encoder/ms-marco-MiniLM-L-6-v2"
 _models: dict[tuple[str, str], Any] = {}
@@ -83,6 +83,30 @@ def cross_encoder_logits(model: Any, question: str, texts: Sequence[str], *, bat
     return [float(score) for score in scores.reshape(len(texts), -1)[:, 0]]
 
 
+class CrossEncoderParams(RerankParams):
+    """The model settings of the cross-encoder retriever and of the cross-encoder re-ranker slot."""
+
+    model_name: str = param(
+        DEFAULT_MODEL, min_length=1, max_length=500,
+        title=ml("Model", "Modelo", "模型"),
+        description=ml(
+            "A Hugging Face cross-encoder name with a local copy, or a local directory.",
+            "Un cross-encoder de Hugging Face con copia local, o un directorio local.",
+            "已有本機副本的 Hugging Face 交叉編碼器名稱，或本機目錄。",
+        ),
+    )
+    batch_size: int = param(
+        32, ge=1, le=1024,
+        title=ml("Batch size", "Tamaño de lote", "批次大小"),
+        description=ml("Pairs scored per batch.", "Pares puntuados por lote.", "每批評分的配對數。"),
+    )
+    device: Literal["CPU", "CUDA"] = param(
+        "CPU",
+        title=ml("Device", "Dispositivo", "裝置"),
+        description=ml("Where the model runs.", "Dónde se ejecuta el modelo.", "模型執行的位置。"),
+    )
+
+
 @register
 class SentenceTransformerCrossEncoderRetriever(CompositeRetriever):
     """Asks its one child for candidates (the child's own ``top_k`` sets how many), scores each
@@ -107,7 +131,7 @@ class SentenceTransformerCrossEncoderRetriever(CompositeRetriever):
         "交叉編碼器 · {model_name} · 保留 {top_k}",
     )
 
-    class Params(RetrieverParams):
+    class Params(CrossEncoderParams, RetrieverParams):
         children: list[ComponentRef] = children_param(
             "retriever",
             min_children=1,
@@ -119,31 +143,6 @@ class SentenceTransformerCrossEncoderRetriever(CompositeRetriever):
                 "Exactamente un hijo; su propio top_k fija cuántos candidatos se reordenan.",
                 "恰好一個子檢索器；其 top_k 決定要重新排序的候選數量。",
             ),
-        )
-        model_name: str = param(
-            DEFAULT_MODEL, min_length=1, max_length=500,
-            title=ml("Model", "Modelo", "模型"),
-            description=ml(
-                "A Hugging Face cross-encoder name with a local copy, or a local directory.",
-                "Un cross-encoder de Hugging Face con copia local, o un directorio local.",
-                "已有本機副本的 Hugging Face 交叉編碼器名稱，或本機目錄。",
-            ),
-        )
-        top_k: int = param(
-            5, ge=1, le=1000,
-            title=ml("Keep", "Conservar", "保留數"),
-            description=ml("How many re-ranked chunks to keep.", "Cuántos fragmentos reordenados conservar.",
-                           "重新排序後要保留的區塊數。"),
-        )
-        batch_size: int = param(
-            32, ge=1, le=1024,
-            title=ml("Batch size", "Tamaño de lote", "批次大小"),
-            description=ml("Pairs scored per batch.", "Pares puntuados por lote.", "每批評分的配對數。"),
-        )
-        device: Literal["CPU", "CUDA"] = param(
-            "CPU",
-            title=ml("Device", "Dispositivo", "裝置"),
-            description=ml("Where the model runs.", "Dónde se ejecuta el modelo.", "模型執行的位置。"),
         )
 
     @classmethod

@@ -12,7 +12,7 @@ from rag.llms import LocalLLM  # noqa: F401  (registers the default llm_model)
 from rag.tracing import TraceNode
 
 from ..composite import EnsembleRetriever  # noqa: F401  (registers the default child)
-from ..base import CompositeRetriever, Hit, RetrievalError, RetrieverParams
+from ..base import CompositeRetriever, Hit, RerankParams, RetrievalError, RetrieverParams
 
 ORDER_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -89,6 +89,29 @@ def unusable_order_message(attempts: Sequence[Attempt]) -> str:
     return f"the LLM gave no usable order after {len(attempts)} attempt(s): {problems}"
 
 
+class LLMOrderParams(RerankParams):
+    """How an LLM's order is asked and kept: shared by the LLM re-rank retriever and re-ranker slot."""
+
+    function_call_max_trials: int = param(
+        3, ge=1, le=10,
+        title=ml("Attempts", "Intentos", "嘗試次數"),
+        description=ml(
+            "How many times to ask again when the order is malformed or incomplete.",
+            "Cuántas veces preguntar de nuevo si el orden está mal formado o incompleto.",
+            "當排序格式錯誤或不完整時，最多重新詢問幾次。",
+        ),
+    )
+    passage_characters: int = param(
+        600, ge=50, le=20_000,
+        title=ml("Characters per candidate", "Caracteres por candidato", "每個候選的字元數"),
+        description=ml(
+            "Each candidate is shown to the LLM cut to this length.",
+            "Cada candidato se muestra al LLM recortado a esta longitud.",
+            "每個候選區塊會截短至此長度後提供給 LLM。",
+        ),
+    )
+
+
 @register
 class LLMRerankRetriever(CompositeRetriever):
     """Asks its one child for candidates, then asks an LLM for the complete order of them.
@@ -115,7 +138,7 @@ class LLMRerankRetriever(CompositeRetriever):
         "LLM 重新排序 · {llm_model.component} · 保留 {top_k}",
     )
 
-    class Params(RetrieverParams):
+    class Params(LLMOrderParams, RetrieverParams):
         children: list[ComponentRef] = children_param(
             "retriever", min_children=1, max_children=1, default=[ref("EnsembleRetriever")],
             title=ml("Candidate retriever", "Recuperador de candidatos", "候選檢索器"),
@@ -130,30 +153,6 @@ class LLMRerankRetriever(CompositeRetriever):
             title=ml("Language model", "Modelo de lenguaje", "語言模型"),
             description=ml("The model that orders the candidates.", "El modelo que ordena los candidatos.",
                            "負責排序候選區塊的模型。"),
-        )
-        top_k: int = param(
-            5, ge=1, le=1000,
-            title=ml("Keep", "Conservar", "保留數"),
-            description=ml("How many re-ranked chunks to keep.", "Cuántos fragmentos reordenados conservar.",
-                           "重新排序後要保留的區塊數。"),
-        )
-        function_call_max_trials: int = param(
-            3, ge=1, le=10,
-            title=ml("Attempts", "Intentos", "嘗試次數"),
-            description=ml(
-                "How many times to ask again when the order is malformed or incomplete.",
-                "Cuántas veces preguntar de nuevo si el orden está mal formado o incompleto.",
-                "當排序格式錯誤或不完整時，最多重新詢問幾次。",
-            ),
-        )
-        passage_characters: int = param(
-            600, ge=50, le=20_000,
-            title=ml("Characters per candidate", "Caracteres por candidato", "每個候選的字元數"),
-            description=ml(
-                "Each candidate is shown to the LLM cut to this length.",
-                "Cada candidato se muestra al LLM recortado a esta longitud.",
-                "每個候選區塊會截短至此長度後提供給 LLM。",
-            ),
         )
 
     def messages(self, query: str, candidates: Sequence[Hit]) -> list[Message]:

@@ -7,26 +7,21 @@ They share their logic with ``LLMRerankRetriever`` and ``SentenceTransformerCros
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
 
-from rag.core import ComponentRef, component_param, ml, param, ref, register
-from rag.core import Params as BaseParams
+from rag.core import ComponentRef, component_param, ml, ref, register
 from rag.llms import LocalLLM  # noqa: F401  (registers the default llm)
 from rag.retrievers import Hit
 from rag.retrievers.cross_encoder.retriever import (
-    DEFAULT_MODEL,
+    CrossEncoderParams,
     cross_encoder_logits,
     cross_encoder_problem,
     load_cross_encoder,
     sigmoid,
 )
-from rag.retrievers.llm_rerank.retriever import llm_order, unusable_order_message
+from rag.retrievers.llm_rerank.retriever import LLMOrderParams, llm_order, unusable_order_message
 
 from ..slots import Outcome, Reranker
-
-_KEEP_TITLE = ml("Keep", "Conservar", "保留數")
-_KEEP_DESCRIPTION = ml("How many re-ranked chunks to keep.", "Cuántos fragmentos reordenados conservar.",
-                       "重新排序後要保留的區塊數。")
 
 
 def reranked_rows(hits: Sequence[Hit], ranks: Sequence[int]) -> list[dict[str, Any]]:
@@ -58,31 +53,12 @@ class LLMReranker(Reranker):
         "LLM 重新排序 · {llm.component} · 保留 {top_k}",
     )
 
-    class Params(BaseParams):
+    class Params(LLMOrderParams):
         llm: ComponentRef = component_param(
             "llm", default=ref("LocalLLM"),
             title=ml("Language model", "Modelo de lenguaje", "語言模型"),
             description=ml("The model that orders the chunks.", "El modelo que ordena los fragmentos.",
                            "負責排序區塊的模型。"),
-        )
-        top_k: int = param(5, ge=1, le=1000, title=_KEEP_TITLE, description=_KEEP_DESCRIPTION)
-        function_call_max_trials: int = param(
-            3, ge=1, le=10,
-            title=ml("Attempts", "Intentos", "嘗試次數"),
-            description=ml(
-                "How many times to ask again when the order is malformed or incomplete.",
-                "Cuántas veces preguntar de nuevo si el orden está mal formado o incompleto.",
-                "當排序格式錯誤或不完整時，最多重新詢問幾次。",
-            ),
-        )
-        passage_characters: int = param(
-            600, ge=50, le=20_000,
-            title=ml("Characters per chunk", "Caracteres por fragmento", "每個區塊的字元數"),
-            description=ml(
-                "Each chunk is shown to the LLM cut to this length.",
-                "Cada fragmento se muestra al LLM recortado a esta longitud.",
-                "每個區塊會截短至此長度後提供給 LLM。",
-            ),
         )
 
     def rerank(self, question: str, hits: Sequence[Hit]) -> Outcome:
@@ -127,27 +103,7 @@ class CrossEncoderReranker(Reranker):
         "交叉編碼器 · {model_name} · 保留 {top_k}",
     )
 
-    class Params(BaseParams):
-        model_name: str = param(
-            DEFAULT_MODEL, min_length=1, max_length=500,
-            title=ml("Model", "Modelo", "模型"),
-            description=ml(
-                "A Hugging Face cross-encoder name with a local copy, or a local directory.",
-                "Un cross-encoder de Hugging Face con copia local, o un directorio local.",
-                "已有本機副本的 Hugging Face 交叉編碼器名稱，或本機目錄。",
-            ),
-        )
-        top_k: int = param(5, ge=1, le=1000, title=_KEEP_TITLE, description=_KEEP_DESCRIPTION)
-        batch_size: int = param(
-            32, ge=1, le=1024,
-            title=ml("Batch size", "Tamaño de lote", "批次大小"),
-            description=ml("Pairs scored per batch.", "Pares puntuados por lote.", "每批評分的配對數。"),
-        )
-        device: Literal["CPU", "CUDA"] = param(
-            "CPU",
-            title=ml("Device", "Dispositivo", "裝置"),
-            description=ml("Where the model runs.", "Dónde se ejecuta el modelo.", "模型執行的位置。"),
-        )
+    Params = CrossEncoderParams
 
     @classmethod
     def availability_problem(cls, params: Mapping[str, Any]) -> str | None:

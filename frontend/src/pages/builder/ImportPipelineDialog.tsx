@@ -2,8 +2,7 @@ import { CircleAlert, FileJson } from "lucide-react";
 import { useId, useState } from "react";
 import { useTranslation } from "react-i18next";
 
-import { ApiError } from "../../api/client";
-import type { PathError } from "../../api/components";
+import { pathErrorsOf, type PathError } from "../../api/components";
 import type { KnowledgeBase } from "../../api/knowledge";
 import { importPipeline } from "../../api/pipelines";
 import { Modal } from "../../components/Modal";
@@ -49,7 +48,7 @@ export function ImportPipelineDialog({ knowledgeBases, onClose }: { knowledgeBas
       toast.success(t("importPipeline.done", { name: pipeline.name }));
       navigate(`/pipelines/${pipeline.id}`);
     } catch (error) {
-      const errors = error instanceof ApiError && error.status === 400 ? (error.payload as { errors?: PathError[] } | null)?.errors : undefined;
+      const errors = pathErrorsOf(error);
       setProblem(errors?.length ? { kind: "invalid", errors } : { kind: "failed", message: (error as Error).message });
       setBusy(false);
     }

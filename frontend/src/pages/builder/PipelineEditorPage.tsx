@@ -2,8 +2,7 @@ import { ArrowLeft, CircleCheck, CircleAlert, Copy, Download, LoaderCircle, Save
 import { useCallback, useEffect, useId, useMemo, useReducer, useRef, type Dispatch } from "react";
 import { useTranslation } from "react-i18next";
 
-import { ApiError } from "../../api/client";
-import { validateTree, type ComponentRef, type PathError } from "../../api/components";
+import { pathErrorsOf, validateTree, type ComponentRef } from "../../api/components";
 import { fetchKnowledgeBases, type KnowledgeBase } from "../../api/knowledge";
 import {
   createPipeline,
@@ -140,7 +139,7 @@ function Editor({ loaded, kinds }: { loaded: Loaded; kinds: ReadonlySet<string> 
       dispatch({ type: "saved", pipeline, version });
       toast.success(t("builder.saved", { name: pipeline.name }));
     } catch (error) {
-      const errors = errorsOf(error);
+      const errors = pathErrorsOf(error) ?? [];
       dispatch({ type: "rejected", errors });
       // Show the first component the server found a problem in.
       const [first] = placeErrors(errors, nodes, ["strategy"]).byNode.keys();
@@ -273,12 +272,6 @@ function Editor({ loaded, kinds }: { loaded: Loaded; kinds: ReadonlySet<string> 
       </div>
     </div>
   );
-}
-
-function errorsOf(error: unknown): PathError[] {
-  if (!(error instanceof ApiError) || error.status !== 400) return [];
-  const payload = error.payload as { errors?: unknown } | null;
-  return Array.isArray(payload?.errors) ? (payload.errors as PathError[]) : [];
 }
 
 /** Ask the server about the tree shortly after each change (availability, limits, cross-field rules). */

@@ -1,7 +1,7 @@
 import { useEffect, useId, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
 
-import type { PathError } from "../../api/components";
+import { pathErrorsIn, pathErrorsOf, type PathError } from "../../api/components";
 import {
   fetchSharedDatasets,
   importSharedDataset,
@@ -12,7 +12,7 @@ import { Modal } from "../../components/Modal";
 import { ProgressBar } from "../../components/StatusViews";
 import { useToast } from "../../components/Toasts";
 import { useLoad } from "../../lib/useLoad";
-import { Field, UnplacedErrors, pathErrorsIn, pathErrorsOf } from "./fields";
+import { Field, NumberField, UnplacedErrors } from "./fields";
 import { parseOptionalInt } from "./format";
 
 type Source = "shared" | "upload";
@@ -189,22 +189,10 @@ export function DatasetDialog({ onDone, onClose }: DatasetDialogProps) {
         )}
 
         <div className="form-row">
-          <div className="field--grow">
-            <Field id={ids.maxQueries} label={t("evaluation.datasets.maxQueries")} hint={t("evaluation.datasets.maxQueriesHint")} errors={messagesAt("max_queries")}>
-              {(describedBy, invalid) => (
-                <input id={ids.maxQueries} className="input" type="number" min={1} step={1} inputMode="numeric" value={maxQueries}
-                  aria-describedby={describedBy} aria-invalid={invalid || undefined} onChange={(event) => setMaxQueries(event.target.value)} />
-              )}
-            </Field>
-          </div>
-          <div className="field--grow">
-            <Field id={ids.maxDocuments} label={t("evaluation.datasets.maxDocuments")} hint={t("evaluation.datasets.maxDocumentsHint")} errors={messagesAt("max_documents")}>
-              {(describedBy, invalid) => (
-                <input id={ids.maxDocuments} className="input" type="number" min={1} step={1} inputMode="numeric" value={maxDocuments}
-                  aria-describedby={describedBy} aria-invalid={invalid || undefined} onChange={(event) => setMaxDocuments(event.target.value)} />
-              )}
-            </Field>
-          </div>
+          <NumberField id={ids.maxQueries} label={t("evaluation.datasets.maxQueries")} hint={t("evaluation.datasets.maxQueriesHint")}
+            min={1} value={maxQueries} onChange={setMaxQueries} errors={messagesAt("max_queries")} />
+          <NumberField id={ids.maxDocuments} label={t("evaluation.datasets.maxDocuments")} hint={t("evaluation.datasets.maxDocumentsHint")}
+            min={1} value={maxDocuments} onChange={setMaxDocuments} errors={messagesAt("max_documents")} />
         </div>
 
         <fieldset className="choice-group">
@@ -216,22 +204,10 @@ export function DatasetDialog({ onDone, onClose }: DatasetDialogProps) {
           <p className="field__hint">{t("evaluation.datasets.chunkedHint")}</p>
           {chunked && (
             <div className="form-row">
-              <div className="field--grow">
-                <Field id={ids.chunkSize} label={t("evaluation.datasets.chunkSize")} errors={chunkerMessages}>
-                  {(describedBy, invalid) => (
-                    <input id={ids.chunkSize} className="input" type="number" min={1} step={1} inputMode="numeric" value={chunkSize}
-                      aria-describedby={describedBy} aria-invalid={invalid || undefined} onChange={(event) => setChunkSize(event.target.value)} />
-                  )}
-                </Field>
-              </div>
-              <div className="field--grow">
-                <Field id={ids.chunkOverlap} label={t("evaluation.datasets.chunkOverlap")} errors={[]}>
-                  {(describedBy, invalid) => (
-                    <input id={ids.chunkOverlap} className="input" type="number" min={0} step={1} inputMode="numeric" value={chunkOverlap}
-                      aria-describedby={describedBy} aria-invalid={invalid || undefined} onChange={(event) => setChunkOverlap(event.target.value)} />
-                  )}
-                </Field>
-              </div>
+              <NumberField id={ids.chunkSize} label={t("evaluation.datasets.chunkSize")} min={1} value={chunkSize} onChange={setChunkSize}
+                errors={chunkerMessages} />
+              <NumberField id={ids.chunkOverlap} label={t("evaluation.datasets.chunkOverlap")} min={0} value={chunkOverlap}
+                onChange={setChunkOverlap} />
             </div>
           )}
         </fieldset>

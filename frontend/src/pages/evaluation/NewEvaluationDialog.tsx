@@ -2,7 +2,7 @@ import { ChevronRight } from "lucide-react";
 import { useId, useState } from "react";
 import { useTranslation } from "react-i18next";
 
-import type { ComponentRef, PathError } from "../../api/components";
+import { pathErrorsOf, type ComponentRef, type PathError } from "../../api/components";
 import {
   createEvaluation,
   fetchPresets,
@@ -18,7 +18,7 @@ import { toErrorSchema } from "../../components/SchemaForm/errors";
 import { Loading } from "../../components/StatusViews";
 import { useToast } from "../../components/Toasts";
 import { useLoad } from "../../lib/useLoad";
-import { Field, FieldErrors, UnplacedErrors, pathErrorsOf } from "./fields";
+import { Field, FieldErrors, NumberField, UnplacedErrors } from "./fields";
 import { parseOptionalInt } from "./format";
 
 const SCALAR_FIELDS = ["dataset", "pipelines", "query_limit", "depth", "answer_queries", "seed"] as const;
@@ -231,35 +231,13 @@ export function NewEvaluationDialog({ datasets, initialDataset, onCreated, onClo
         <FieldErrors messages={fieldErrors("pipelines")} />
 
         <div className="form-row">
-          <div className="field--grow">
-            <Field
-              id={ids.queryLimit}
-              label={t("evaluation.new.queryLimit")}
-              hint={chosen ? t("evaluation.new.queryLimitHintCount", { count: chosen.query_count }) : t("evaluation.new.queryLimitHint")}
-              errors={fieldErrors("query_limit")}
-            >
-              {(describedBy, invalid) => (
-                <input id={ids.queryLimit} className="input" type="number" min={1} step={1} inputMode="numeric" value={queryLimit}
-                  aria-describedby={describedBy} aria-invalid={invalid || undefined} onChange={(event) => setQueryLimit(event.target.value)} />
-              )}
-            </Field>
-          </div>
-          <div className="field--grow">
-            <Field id={ids.depth} label={t("evaluation.new.depth")} hint={t("evaluation.new.depthHint")} errors={fieldErrors("depth")}>
-              {(describedBy, invalid) => (
-                <input id={ids.depth} className="input" type="number" min={1} max={1000} step={1} inputMode="numeric" value={depth}
-                  aria-describedby={describedBy} aria-invalid={invalid || undefined} onChange={(event) => setDepth(event.target.value)} />
-              )}
-            </Field>
-          </div>
-          <div className="field--grow">
-            <Field id={ids.answerQueries} label={t("evaluation.new.answerQueries")} hint={t("evaluation.new.answerQueriesHint")} errors={fieldErrors("answer_queries")}>
-              {(describedBy, invalid) => (
-                <input id={ids.answerQueries} className="input" type="number" min={0} step={1} inputMode="numeric" value={answerQueries}
-                  aria-describedby={describedBy} aria-invalid={invalid || undefined} onChange={(event) => setAnswerQueries(event.target.value)} />
-              )}
-            </Field>
-          </div>
+          <NumberField id={ids.queryLimit} label={t("evaluation.new.queryLimit")} min={1} value={queryLimit} onChange={setQueryLimit}
+            hint={chosen ? t("evaluation.new.queryLimitHintCount", { count: chosen.query_count }) : t("evaluation.new.queryLimitHint")}
+            errors={fieldErrors("query_limit")} />
+          <NumberField id={ids.depth} label={t("evaluation.new.depth")} hint={t("evaluation.new.depthHint")} min={1} max={1000}
+            value={depth} onChange={setDepth} errors={fieldErrors("depth")} />
+          <NumberField id={ids.answerQueries} label={t("evaluation.new.answerQueries")} hint={t("evaluation.new.answerQueriesHint")}
+            min={0} value={answerQueries} onChange={setAnswerQueries} errors={fieldErrors("answer_queries")} />
         </div>
 
         <button type="button" className="disclosure" aria-expanded={advanced} aria-controls={ids.advanced} onClick={() => setAdvanced((open) => !open)}>

@@ -1,19 +1,6 @@
 import type { ReactNode } from "react";
 
 import type { PathError } from "../../api/components";
-import { ApiError } from "../../api/client";
-
-/** The `{"errors": [{path, message, code}]}` of a refused request, or null for any other failure. */
-export function pathErrorsOf(error: unknown): PathError[] | null {
-  if (!(error instanceof ApiError) || error.status !== 400) return null;
-  return pathErrorsIn(error.payload);
-}
-
-export function pathErrorsIn(payload: unknown): PathError[] | null {
-  const list = (payload as { errors?: unknown } | null)?.errors;
-  if (!Array.isArray(list) || list.length === 0) return null;
-  return list.filter((item): item is PathError => typeof item?.path === "string" && typeof item?.message === "string");
-}
 
 export function FieldErrors({ messages }: { messages: readonly string[] }) {
   return (
@@ -48,6 +35,30 @@ export function Field(props: {
         </p>
       )}
       <FieldErrors messages={props.errors} />
+    </div>
+  );
+}
+
+/** A whole-number input with its label, hint and errors, growing to share a form row. */
+export function NumberField(props: {
+  id: string;
+  label: string;
+  hint?: string;
+  errors?: readonly string[];
+  value: string;
+  min?: number;
+  max?: number;
+  onChange: (value: string) => void;
+}) {
+  return (
+    <div className="field--grow">
+      <Field id={props.id} label={props.label} hint={props.hint} errors={props.errors ?? []}>
+        {(describedBy, invalid) => (
+          <input id={props.id} className="input" type="number" min={props.min} max={props.max} step={1} inputMode="numeric"
+            value={props.value} aria-describedby={describedBy} aria-invalid={invalid || undefined}
+            onChange={(event) => props.onChange(event.target.value)} />
+        )}
+      </Field>
     </div>
   );
 }

@@ -2,8 +2,7 @@ import { ChevronRight } from "lucide-react";
 import { useId, useState } from "react";
 import { useTranslation } from "react-i18next";
 
-import { ApiError } from "../../api/client";
-import type { ComponentRef, PathError } from "../../api/components";
+import { pathErrorsOf, type ComponentRef, type PathError } from "../../api/components";
 import {
   KNOWLEDGE_LANGUAGES,
   createKnowledgeBase,
@@ -61,7 +60,7 @@ export function KnowledgeBaseDialog({ editing, onDone, onClose }: KnowledgeBaseD
         : await createKnowledgeBase({ name, description, language, chunker, embedding_model: embedding });
       onDone(saved);
     } catch (error) {
-      const list = error instanceof ApiError && error.status === 400 ? (error.payload as { errors?: PathError[] } | null)?.errors : undefined;
+      const list = pathErrorsOf(error);
       if (list?.length) {
         setErrors(list);
         if (list.some((item) => item.path.startsWith("chunker.") || item.path.startsWith("embedding_model."))) setAdvanced(true);
