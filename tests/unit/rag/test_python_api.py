@@ -3,6 +3,7 @@
 import pytest
 
 from backend.rag import RAG
+from rag.presets import PRESETS, preset
 from tests.support.scripted_openai import chat_response, chat_stream
 
 pytestmark = pytest.mark.unit
@@ -74,3 +75,23 @@ def test_the_local_reranker_spelling_uses_an_llm_and_local_model_a_cross_encoder
     assert rag.strategy(folder, reranker="local").reranker.NAME == "LLMReranker"
     assert rag.strategy(folder, reranker="local:/models/ce").reranker.params.model_name == "/models/ce"
     scripted_openai.enqueue(CHAT, chat_response("unused"))
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)  # a lock taken twice would hang here; the time limit turns it into a failure
+@pytest.mark.parametrize("name", [preset.name for preset in PRESETS if preset.name != "hybrid-cross-encoder"])
+def test_every_preset_answers_over_a_folder_without_hanging(scripted_openai, folder, name):
+    scripted_openai.enqueue(CHAT, chat_stream(["Ownership [1]."]))
+    pipeline = keyword_pipeline(scripted_openai)
+    pipeline["params"]["retriever"] = preset(name).config()  # the LLM presets consult the local model
+    rag = RAG(pipeline)
+    assert rag(folder, "How does Rust stay memory safe?") == "Ownership [1]."
+    assert rag.docs, "the model was given no chunks"
+
+
+@pytest.mark.timeout(120)
+def test_a_dense_retriever_without_its_own_model_embeds_the_folder_with_the_default_one(folder):
+    strategy = RAG("semantic").strategy(folder)
+    chunks, node = strategy.retriever.retrieve("memory safety through ownership")
+    assert chunks[0].text.startswith("# Rust")
+    assert node.results[0]["chunk_id"] == chunks[0].id

@@ -74,7 +74,10 @@ class DenseEmbeddingRetriever(BaseRetriever):
         super().__init__(**params)
         self._embedding: Any = None
         self._memory: tuple[np.ndarray, np.ndarray] | None = None
-        self._lock = threading.Lock()
+        # Two locks, not one: building the in-memory index asks for the embedder, which may
+        # have to load the knowledge base's model under its own lock first.
+        self._embedding_lock = threading.Lock()
+        self._memory_lock = threading.Lock()
 
     def init_model(self) -> None:
         self.embedder().init_model()
@@ -83,7 +86,7 @@ class DenseEmbeddingRetriever(BaseRetriever):
         """The embedding component in use: the configured one, else the knowledge base's."""
         if self.embedding_model is not None:
             return self.embedding_model
-        with self._lock:
+        with self._embedding_lock:
             if self._embedding is None:
                 default = getattr(self.persistence, "default_embedding", None)
                 if default is None:
@@ -128,7 +131,7 @@ class DenseEmbeddingRetriever(BaseRetriever):
         return -distance if self.params.similarity_metric == "l2" else 1.0 - distance
 
     def _memory_index(self) -> tuple[np.ndarray, np.ndarray]:
-        with self._lock:
+        with self._memory_lock:
             if self._memory is None:
                 ordered = [chunk for positions in self.chunks.values() for chunk in positions.values()]
                 ids = np.array([chunk.id for chunk in ordered], dtype=np.int64)
