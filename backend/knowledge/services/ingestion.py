@@ -30,7 +30,6 @@ from .events import publish_document_progress
 
 logger = logging.getLogger(__name__)
 
-EMBED_SLICE = 256
 PROGRESS_INTERVAL_S = 0.25
 
 
@@ -165,15 +164,18 @@ def _ingest(run: Run, knowledge_base: KnowledgeBase) -> None:
 
 
 def _embed(index: VectorIndex, chunks: list[Chunk], run: Run, done: int) -> tuple[np.ndarray, int]:
-    """The vectors of ``chunks`` under ``index``'s model, reporting progress slice by slice."""
+    """The vectors of ``chunks`` under ``index``'s model, reporting progress after every batch
+    the model encodes (``done`` chunks of earlier indexes are already counted)."""
     model = embedding_model(index.embedding_model)
-    pieces = []
-    for start in range(0, len(chunks), EMBED_SLICE):
-        piece = chunks[start:start + EMBED_SLICE]
-        pieces.append(np.asarray(model.embed_documents([chunk.text for chunk in piece]), dtype=np.float32))
-        done += len(piece)
-        run.progress(done)
-    return (np.vstack(pieces) if pieces else np.zeros((0, 0), dtype=np.float32)), done
+
+    def batch_encoded(encoded: int, total: int) -> None:
+        run.progress(done + len(chunks) * encoded // max(total, 1))
+
+    vectors = np.asarray(model.embed_documents([chunk.text for chunk in chunks], progress=batch_encoded),
+                         dtype=np.float32)
+    done += len(chunks)
+    run.progress(done)
+    return vectors, done
 
 
 def _store_vectors(index: VectorIndex, vectors: np.ndarray, chunks: list[Chunk], knowledge_base_id: int,

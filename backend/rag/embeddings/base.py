@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import threading
 import zlib
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from rag.core import ConfigObject, Params, TrellisError, ml, param
@@ -14,6 +14,10 @@ from .shared import SharedModel, shared_models
 
 if TYPE_CHECKING:
     import numpy as np
+
+EmbeddingProgress = Callable[[int, int], None]
+"""Called as ``progress(done, total)`` after each batch the model encodes; ``done / total`` is
+the share of the work finished (a long text split into windows counts once per window)."""
 
 
 class EmbeddingError(TrellisError):
@@ -112,9 +116,12 @@ class EmbeddingModel(ConfigObject):
 
     # -- the interface ----------------------------------------------------------------------
 
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed passages; returns a float32 array of shape ``(len(texts), dimension)``."""
-        return self._embed(_as_texts(texts), query=False)
+    def embed_documents(self, texts: Sequence[str], *, progress: EmbeddingProgress | None = None) -> np.ndarray:
+        """Embed passages; returns a float32 array of shape ``(len(texts), dimension)``.
+
+        ``progress(done, total)`` is called after every encoded batch.
+        """
+        return self._embed(_as_texts(texts), query=False, progress=progress)
 
     def embed_query(self, text: str) -> np.ndarray:
         """Embed one search query; returns a float32 array of shape ``(dimension,)``."""
@@ -217,7 +224,7 @@ class EmbeddingModel(ConfigObject):
 
     # -- the pipeline -----------------------------------------------------------------------
 
-    def _embed(self, texts: list[str], *, query: bool) -> np.ndarray:
+    def _embed(self, texts: list[str], *, query: bool, progress: EmbeddingProgress | None = None) -> np.ndarray:
         import numpy as np
 
         self.init_model()
@@ -225,24 +232,30 @@ class EmbeddingModel(ConfigObject):
             return np.zeros((0, self.dimension), dtype=np.float32)
         if self.params.overflow_strategy == "aggregate":
             groups = [self._windows(text, query=query) for text in texts]
-            flat = self._encode_in_batches([window for group in groups for window in group], query=query)
+            flat = self._encode_in_batches([window for group in groups for window in group], query=query,
+                                           progress=progress)
             vectors = np.empty((len(texts), flat.shape[1]), dtype=np.float32)
             start = 0
             for row, group in enumerate(groups):
                 vectors[row] = flat[start:start + len(group)].mean(axis=0)
                 start += len(group)
         else:
-            vectors = self._encode_in_batches([self._truncate(text, query=query) for text in texts], query=query)
+            vectors = self._encode_in_batches([self._truncate(text, query=query) for text in texts], query=query,
+                                              progress=progress)
         if self.params.normalize:
             vectors = normalise(vectors)
         return vectors.astype(np.float32, copy=False)
 
-    def _encode_in_batches(self, texts: list[str], *, query: bool) -> np.ndarray:
+    def _encode_in_batches(self, texts: list[str], *, query: bool,
+                           progress: EmbeddingProgress | None = None) -> np.ndarray:
         import numpy as np
 
         size = self.params.batch_size
-        parts = [np.asarray(self._encode(texts[i:i + size], query=query), dtype=np.float32)
-                 for i in range(0, len(texts), size)]
+        parts = []
+        for start in range(0, len(texts), size):
+            parts.append(np.asarray(self._encode(texts[start:start + size], query=query), dtype=np.float32))
+            if progress is not None:
+                progress(min(start + size, len(texts)), len(texts))
         return np.concatenate(parts, axis=0)
 
     def _windows(self, text: str, *, query: bool, limit: int | None = None) -> list[str]:

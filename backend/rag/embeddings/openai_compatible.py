@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 from rag.clients.openai_api import NO_KEY, make_client, readable_errors, resolve_api_key
 from rag.core import ml, param, register
 
-from .base import EmbeddingError, EmbeddingModel, EmbeddingParams, normalise, slug
+from .base import EmbeddingError, EmbeddingModel, EmbeddingParams, EmbeddingProgress, normalise, slug
 
 if TYPE_CHECKING:
     import numpy as np
@@ -187,14 +187,19 @@ class OpenAICompatibleEmbedding(EmbeddingModel):
 
     # -- embedding --------------------------------------------------------------------------
 
-    def _embed(self, texts: list[str], *, query: bool) -> np.ndarray:
+    def _embed(self, texts: list[str], *, query: bool, progress: EmbeddingProgress | None = None) -> np.ndarray:
         import numpy as np
 
         self.init_model()
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         size = self.params.batch_size
-        vectors = np.concatenate([self._request(texts[i:i + size]) for i in range(0, len(texts), size)])
+        parts = []
+        for start in range(0, len(texts), size):
+            parts.append(self._request(texts[start:start + size]))
+            if progress is not None:
+                progress(min(start + size, len(texts)), len(texts))
+        vectors = np.concatenate(parts)
         if self.params.normalize:
             vectors = normalise(vectors)
         return vectors.astype(np.float32, copy=False)

@@ -81,6 +81,33 @@ async def test_the_owner_gets_a_snapshot_then_progress_in_order_through_ready_th
     assert await sync_to_async(jobs.wait_until_idle)(IDLE_TIMEOUT)
 
 
+async def test_embedding_progress_moves_batch_by_batch_before_the_document_is_ready(
+    api, create_knowledge_base, monkeypatch
+):
+    from knowledge.services import ingestion
+
+    # Every batch reports (the quarter-second throttle would hide them on a fast machine).
+    monkeypatch.setattr(ingestion, "PROGRESS_INTERVAL_S", 0.0)
+    knowledge_base = await sync_to_async(create_knowledge_base)(
+        embedding_model={"component": "AllMiniLML6V2Embedding", "params": {"batch_size": 16}})
+    communicator = socket(api, knowledge_base["id"])
+    connected, _ = await communicator.connect()
+    assert connected
+    assert (await communicator.receive_json_from(timeout=10))["type"] == "snapshot"
+
+    response = await sync_to_async(upload)(api, knowledge_base["id"], text_file(paragraphs=300))
+    document_id = response.json()["documents"][0]["id"]
+    events = await events_until_settled(communicator, document_id)
+    embedding = [event["document"] for event in events if event["document"]["status"] == "embedding"]
+    total = embedding[-1]["total"]
+    assert total >= 300
+    between = sorted({document["done"] for document in embedding if 0 < document["done"] < total})
+    # One report per batch of 16 chunks.
+    assert len(between) >= total // 16 - 1, f"progress of {total} chunks: {[d['done'] for d in embedding]}"
+    assert events[-1]["document"]["status"] == "ready"
+    await communicator.disconnect()
+
+
 async def test_another_users_socket_and_an_anonymous_one_are_closed_with_4403(
     create_knowledge_base, stranger_api
 ):
