@@ -42,7 +42,16 @@ from .metrics import (
     query_metrics,
     recall_at,
 )
-from .report import REPORT_FILES, answers_table, comparison_table, markdown_report, metrics_table, write_report
+from .depth import deepen
+from .report import (
+    REPORT_FILES,
+    answers_table,
+    comparison_table,
+    depth_notes,
+    markdown_report,
+    metrics_table,
+    write_report,
+)
 from .runner import (
     ANSWER_METRICS,
     PipelineSpec,
@@ -86,7 +95,9 @@ __all__ = [
     "compare_paired",
     "comparison_table",
     "dataset_path",
+    "deepen",
     "default_embedding",
+    "depth_notes",
     "detect_language",
     "document_ranking",
     "evaluate",

@@ -55,6 +55,19 @@ def metrics_table(pipelines: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def depth_notes(pipelines: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One sentence per pipeline whose retriever could not return as many results as the depth
+    asked for: its Recall@k beyond that many is not comparable with a deeper pipeline's."""
+    notes = []
+    for pipeline in pipelines:
+        depth = pipeline.get("depth") or {}
+        if depth.get("limits"):
+            notes.append(f"{pipeline['name']}: depth {depth['asked']} asked, at most {depth['returned_max']} "
+                         f"results returned (median {_number(depth['returned_p50'], 0)}) — "
+                         + "; ".join(depth["limits"]) + ". Recall beyond that depth is capped.")
+    return notes
+
+
 def answers_table(pipelines: Sequence[Mapping[str, Any]]) -> str | None:
     rows = [pipeline for pipeline in pipelines if pipeline.get("answers")]
     if not rows:
@@ -97,6 +110,9 @@ def markdown_report(result: Mapping[str, Any], *, title: str | None = None, imag
              f"chunking {'off (one chunk per document)' if not settings.get('chunker') else settings['chunker']}; "
              f"95% CIs from {settings.get('bootstrap_resamples')} bootstrap resamples (seed {settings.get('seed')}).",
              "", metrics_table(result["pipelines"])]
+    capped = depth_notes(result["pipelines"])
+    if capped:
+        parts += ["", *(f"- {note}" for note in capped)]
     answers = answers_table(result["pipelines"])
     if answers:
         parts += ["", "## Answers", "", answers]

@@ -35,6 +35,7 @@ from .answers import (
 )
 from .corpus import EvaluationCorpus, MemoryStores, build_corpus
 from .datasets import EvaluationDataset
+from .depth import deepen
 from .metrics import RECALL_CURVE_KS, RETRIEVAL_METRICS, document_ranking, mean, query_metrics, recall_curve
 from .statistics import bootstrap_ci, compare_paired, percentile
 
@@ -61,9 +62,10 @@ class RunOptions:
     Parameters
     ----------
     depth : int or None
-        How many results the retriever is asked for (``top_k``), 100 by default as BEIR
-        evaluates; None keeps each pipeline's own ``top_k``. Composites still return at most
-        what their children give them.
+        How many results every retriever of the tree is asked for at least (``top_k``, children
+        of composites included: ``deepen``), 100 by default as BEIR evaluates; None keeps each
+        pipeline's own ``top_k``. Parts that cannot honour it (an LLM choosing the pool) are
+        named in the result's ``depth.limits``. Answers always use the pipeline as configured.
     answer_queries : int
         How many of the queries (the first ones) are also answered by the whole strategy, for
         the answer metrics; 0 evaluates retrieval only.
@@ -138,6 +140,9 @@ def evaluate_pipeline(
     if not isinstance(retriever_config, Mapping):
         raise TrellisError(f"{normalised['component']} has no single retriever to evaluate")
     answered = min(options.answer_queries, len(dataset.queries))
+    depth_limits: list[str] = []
+    if options.depth:
+        retriever_config, depth_limits = deepen(retriever_config, options.depth, registry)
     started = time.perf_counter()
     # Retrieval needs only the retriever tree; the whole strategy (and its LLM) is built only to
     # answer.
@@ -174,7 +179,7 @@ def evaluate_pipeline(
             row: dict[str, Any] = {"query_id": query.id, "query": query.text[:QUERY_TEXT_KEPT],
                                    **query_metrics(ranking, judgements),
                                    "latency_ms": round(elapsed_ms, 3), "llm_calls": recorder.llm_calls,
-                                   "retrieved": ranking[:KEPT_RESULTS]}
+                                   "returned": len(ranking), "retrieved": ranking[:KEPT_RESULTS]}
             if error is not None:
                 row["error"] = error
                 errors.append(f"{query.id}: {error}")
@@ -192,7 +197,12 @@ def evaluate_pipeline(
                               progress_offset + len(rows), total)
         finally:
             strategy.close()
-    return _summary(pipeline, rows, curves, answers, errors, truncated, len(dataset.queries), build_s, options)
+    summary = _summary(pipeline, rows, curves, answers, errors, truncated, len(dataset.queries), build_s, options)
+    returned = [row["returned"] for row in rows]
+    summary["depth"] = {"asked": depth, "limits": depth_limits,
+                        "returned_p50": percentile(returned, 50) if returned else 0,
+                        "returned_max": max(returned, default=0)}
+    return summary
 
 
 def warm_up(component: ConfigObject) -> None:
@@ -359,7 +369,7 @@ def evaluate(
 
 
 SUMMARY_KEYS = ("name", "queries", "metrics", "ci", "latency_ms", "llm_calls_per_query", "failures", "truncated",
-                "answers")
+                "answers", "depth")
 
 
 def pipeline_summaries(result: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -148,6 +148,15 @@ class BaseRetriever(ConfigObject):
     def default_top_k(self) -> int:
         return int(getattr(self.params, "top_k", 10))
 
+    @classmethod
+    def depth_limit(cls, params: Mapping[str, Any]) -> tuple[int, str] | None:
+        """How many results this retriever returns at most whatever ``top_k`` it is asked for,
+        and why, when that is not up to ``top_k`` (an LLM chooses, or re-orders a fixed candidate
+        list); None when a larger ``top_k`` (here and in the children) gives more results.
+        ``params`` are validated and complete. Evaluation depth (``rag.evaluation.deepen``)
+        reads it."""
+        return None
+
     def retrieve(self, query: str, top_k: int | None = None) -> tuple[list[Chunk], TraceNode]:
         """The ``top_k`` chunks for ``query`` (best first) and this invocation's trace node.
 

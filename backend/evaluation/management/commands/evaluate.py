@@ -19,6 +19,7 @@ from rag.evaluation import (
     RunOptions,
     comparison_table,
     dataset_path,
+    depth_notes,
     evaluate,
     flat_summary,
     load_beir,
@@ -26,6 +27,9 @@ from rag.evaluation import (
     strategy_config,
     write_report,
 )
+
+
+MAX_DEPTH = 1000  # the largest top_k a retriever takes
 
 
 class Command(BaseCommand):
@@ -49,7 +53,8 @@ class Command(BaseCommand):
         parser.add_argument("--output", type=Path, default=None,
                             help="Report folder (default: evaluations/cli-<dataset>-<time> in the data directory).")
         parser.add_argument("--depth", type=int, default=100,
-                            help="Results asked of each retriever (default 100); 0 keeps each pipeline's top_k.")
+                            help="Results asked of every retriever in the tree, children of fusions included "
+                                 "(default 100, at most 1000); 0 keeps each pipeline's top_k.")
         parser.add_argument("--answers", type=int, default=0,
                             help="Also answer the first N queries with the whole pipeline, for the answer metrics.")
         parser.add_argument("--judge", default=None,
@@ -66,6 +71,8 @@ class Command(BaseCommand):
                                  "data directory).")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if not 0 <= options["depth"] <= MAX_DEPTH:
+            raise CommandError(f"--depth must be between 0 and {MAX_DEPTH}, got {options['depth']}")
         try:
             dataset = load_beir(dataset_path(options["dataset"], settings.TRELLIS_DATASETS_DIR))
         except DatasetError as exc:
@@ -113,6 +120,8 @@ class Command(BaseCommand):
         output = output or settings.DATA_DIR / "evaluations" / f"cli-{dataset.name}-{time.strftime('%Y%m%d-%H%M%S')}"
         paths = write_report(result, output)
         self.stdout.write(metrics_table(result["pipelines"]))
+        for note in depth_notes(result["pipelines"]):
+            self.stdout.write(f"Note: {note}")
         comparison = comparison_table(result["comparisons"])
         if comparison:
             self.stdout.write("\n" + comparison)

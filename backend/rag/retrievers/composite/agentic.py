@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -195,6 +195,10 @@ class AgenticEnsembleRetriever(CompositeRetriever):
             dropped=latest.get("dropped", []) if verdict is not None else [],
             attempts=[attempt.to_dict() for attempt in attempts],
         )
+
+    @classmethod
+    def depth_limit(cls, params: Mapping[str, Any]) -> tuple[int, str] | None:
+        return int(params["max_chunks"]), f"{cls.NAME} keeps at most max_chunks={params['max_chunks']} chunks, chosen by its LLM"
 
     def _search(self, query: str, top_k: int, node: TraceNode) -> list[Hit]:
         limit = min(top_k, self.params.max_chunks)

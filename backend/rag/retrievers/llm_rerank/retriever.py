@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rag.core import ComponentRef, children_param, component_param, ml, param, ref, register
@@ -157,6 +157,13 @@ class LLMRerankRetriever(CompositeRetriever):
 
     def messages(self, query: str, candidates: Sequence[Hit]) -> list[Message]:
         return rerank_messages(query, [hit.chunk.text for hit in candidates], self.params.passage_characters)
+
+    @classmethod
+    def depth_limit(cls, params: Mapping[str, Any]) -> tuple[int, str] | None:
+        child = params["children"][0]["params"]
+        child_top_k = int(child.get("top_k") or child.get("max_chunks") or 10)
+        # Deepening the child would put that many passages into one prompt.
+        return child_top_k, f"{cls.NAME} re-orders its child's {child_top_k} candidates with an LLM"
 
     def _search(self, query: str, top_k: int, node: TraceNode) -> list[Hit]:
         candidates, child_node = self.children[0].search(query)
