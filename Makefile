@@ -20,12 +20,6 @@ export PYTHONPATH := $(CURDIR)/backend
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
-# The shared BEIR datasets (../shared/datasets) are read in place: from the nearest folder above
-# the checkout, or above the local repository it was cloned from, that holds shared/datasets.
-export TRELLIS_DATASETS_DIR ?= $(shell for d in "$(CURDIR)" "$$(git config --get remote.origin.url 2>/dev/null)"; do \
-	while [ -d "$$d" ] && [ "$$d" != / ]; do d=$$(dirname "$$d"); \
-	if [ -d "$$d/shared/datasets" ]; then echo "$$d/shared/datasets"; exit 0; fi; done; done)
-
 FRONTEND_SOURCES := $(shell find frontend/src -type f 2>/dev/null) $(wildcard frontend/index.html frontend/vite.config.ts frontend/tsconfig*.json)
 FRONTEND_MANIFEST := static/frontend/.vite/manifest.json
 LOCALE_MO := $(patsubst %.po,%.mo,$(wildcard locale/*/LC_MESSAGES/django.po))
@@ -33,9 +27,10 @@ LOCAL_MODEL := $(TRELLIS_DATA_DIR)/models/qwen2.5-0.5b-instruct-q4.gguf.sha256
 
 .PHONY: run setup test test-python test-frontend test-scaleout messages clean-venv bench-quality
 
+# Settings read the keys generated into the data directory, so every command run after this one
+# (manage.py ask, evaluate...) works as it does.
 run: setup
-	@export SECRET_KEY="$${SECRET_KEY:-$$(cat $(TRELLIS_DATA_DIR)/secret_key)}"; \
-	$(PY) manage.py migrate --noinput && \
+	@$(PY) manage.py migrate --noinput && \
 	$(PY) manage.py collectstatic --noinput -v 0 && \
 	$(PY) manage.py ensure_demo_user && \
 	$(PY) manage.py seed_demo && \

@@ -29,8 +29,11 @@ LOAD_AT_START = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
 
 
 def datasets_dir() -> Path:
-    """``$TRELLIS_DATASETS_DIR``, else ``<repo>/../shared/datasets``."""
-    return Path(os.environ.get("TRELLIS_DATASETS_DIR") or ROOT.parent / "shared" / "datasets")
+    """``$TRELLIS_DATASETS_DIR``, else the ``shared/datasets`` nearest above the checkout (or
+    above the repository it was cloned from), as the app finds it."""
+    from rag.locations import datasets_dir as find
+
+    return find(ROOT)
 
 
 def default_dataset(name: str = "scifact") -> Path:

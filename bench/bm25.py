@@ -4,7 +4,7 @@ Run from the repository root::
 
     .venv/bin/python bench/bm25.py [--dataset PATH] [--chunk-size 200] [--queries 200] [--k 10]
 
-Corpus: a BEIR dataset (default ``${TRELLIS_DATASETS_DIR:-../shared/datasets}/scifact``, read in
+Corpus: a BEIR dataset (default ``<shared datasets>/scifact``, found as ``rag.locations.datasets_dir`` finds them, read in
 place) whose records (title as its own paragraph, then the abstract) are cut by the project's
 ``RecursiveCharacterChunker`` at ``chunk_size=200, chunk_overlap=0``: about one or two sentences a
 chunk, 58,447 chunks for scifact's 5,183 abstracts. ``--pool cacm,cranfield,medline`` adds other

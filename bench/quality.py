@@ -7,7 +7,7 @@ Run from the repository root::
                                       [--llm-presets agentic,hybrid-llm-rerank] [--budget-min 28]
                                       [--output bench/quality.md] [--no-cache]
 
-Every dataset folder of ``${TRELLIS_DATASETS_DIR:-<repo>/../shared/datasets}`` is read in place
+Every dataset folder of the shared datasets folder (``rag.locations.datasets_dir``) is read in place
 (nothing is copied) by ``rag.evaluation.load_beir`` and loaded into memory with chunking off
 (one chunk per document, as BEIR scores documents). The presets run through the same engine as
 ``manage.py evaluate`` (``rag.evaluation``): each query asks the retriever for 100 results; the

@@ -5,7 +5,7 @@ Run from the repository root::
     .venv/bin/python bench/retrieval.py [--dataset PATH] [--docs 200] [--queries 100] [--llm-queries 10]
                                         [--presets keyword,semantic,...] [--no-cache]
 
-Corpus: scifact (default ``${TRELLIS_DATASETS_DIR:-../shared/datasets}/scifact``, read in place)
+Corpus: scifact (default ``<shared datasets>/scifact``, found as ``rag.locations.datasets_dir`` finds them, read in place)
 cut exactly as ``bench/bm25.py`` cuts it (``RecursiveCharacterChunker`` 200/0, one or two
 sentences a chunk), restricted so the dense index can be embedded within the time limit: every
 abstract judged relevant to the first ``--queries`` queries, then the first abstracts of the

@@ -12,6 +12,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
+from rag.locations import datasets_dir
 
 BASE_DIR = Path(__file__).resolve().parents[2]
 BACKEND_DIR = BASE_DIR / "backend"
@@ -49,19 +50,22 @@ def _env_list(name: str, default: list[str]) -> list[str]:
 
 DEBUG = _env_bool("DEBUG", False)
 
-SECRET_KEY = _env_str("SECRET_KEY")
-if not SECRET_KEY:
-    if not DEBUG:
-        raise ImproperlyConfigured(
-            "SECRET_KEY is not set. Trellis refuses to start in production (DEBUG off) without a "
-            "secret key: set the SECRET_KEY environment variable to a long random string "
-            "(`make run` generates one into the data directory), or set DEBUG=1 for local development."
-        )
-    SECRET_KEY = "insecure-development-key-used-only-with-DEBUG"
-
 DATA_DIR = Path(_env_str("TRELLIS_DATA_DIR") or BASE_DIR / "var").resolve()
 DATA_DIR.mkdir(parents=True, exist_ok=True)
 
+# The environment's key, else the one `make run` generated into the data directory, so that
+# every command run after it (manage.py ask, evaluate...) signs with the server's key.
+SECRET_KEY_FILE = DATA_DIR / "secret_key"
+SECRET_KEY = _env_str("SECRET_KEY") or (SECRET_KEY_FILE.read_text().strip() if SECRET_KEY_FILE.is_file() else "")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured(
+            f"SECRET_KEY is not set and {SECRET_KEY_FILE} does not exist. Trellis refuses to start in "
+            "production (DEBUG off) without a secret key: run `make run` once (it generates the key "
+            "file), set the SECRET_KEY environment variable to a long random string, or set DEBUG=1 "
+            "for local development."
+        )
+    SECRET_KEY = "insecure-development-key-used-only-with-DEBUG"
 
 
 def _new_private_key_file(path: Path) -> None:
@@ -221,7 +225,7 @@ FILE_UPLOAD_TEMP_DIR = DATA_DIR / "tmp"
 FILE_UPLOAD_TEMP_DIR.mkdir(exist_ok=True)
 
 # Evaluation datasets in the BEIR layout, importable by folder name (read in place, never copied).
-TRELLIS_DATASETS_DIR = Path(_env_str("TRELLIS_DATASETS_DIR") or BASE_DIR.parent / "shared" / "datasets").resolve()
+TRELLIS_DATASETS_DIR = datasets_dir(BASE_DIR)
 
 # Load the packaged local LLM when the server starts, so the first question does not wait for it
 # (make run turns it on; tests and scripts leave it off).
@@ -255,8 +259,13 @@ STATIC_ROOT = DATA_DIR / "staticfiles"
 STATIC_ROOT.mkdir(exist_ok=True)
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+    # Django's manifest hashing for every static file but Vite's build, which is fingerprinted
+    # already and must keep the names its modules import each other by (web/static_storage.py).
+    "staticfiles": {"BACKEND": "web.static_storage.FrontendStaticFilesStorage"},
 }
+# Served with a year's caching: Vite's build files (``name-<8 characters>.ext``) and the files
+# Django's manifest renamed (``name.<12 hex digits>.ext``); anything else is revalidated.
+WHITENOISE_IMMUTABLE_FILE_TEST = r"^/static/(frontend/assets/[^/]+-[\w-]{8}\.\w+|.+\.[0-9a-f]{12}\.\w+)$"
 # Vite fingerprints the frontend's files itself; the manifest it writes names them.
 FRONTEND_MANIFEST = BASE_DIR / "static" / "frontend" / ".vite" / "manifest.json"
 FRONTEND_ENTRY = "src/main.tsx"

@@ -8,6 +8,7 @@ urlpatterns = [
     # Probes for proxies and orchestrators (docs/deploy.md); matched before the client routes.
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
+    path("favicon.ico", views.favicon, name="favicon"),
     path("", views.spa_shell, name="spa"),
     # Client-side routes (e.g. /pipelines/3) load the same shell; API, admin and static
     # paths are matched earlier in the root URLconf.

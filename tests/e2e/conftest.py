@@ -1,12 +1,12 @@
-"""Browser tests: Debian's Chromium driven by Playwright against a live server."""
+"""Browser tests: Debian's Chromium driven by Playwright against Trellis served as ``make run``
+serves it (``asgi_server``)."""
 
 import os
+import re
 import shutil
 from pathlib import Path
 
 import pytest
-
-from tests.support.static_files import plain_static_files  # noqa: F401
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -40,12 +40,47 @@ def browser():
         browser.close()
 
 
+class BrowserErrors:
+    """What went wrong in the page: uncaught exceptions and console errors. A test that provokes
+    an error on purpose (a wrong password answers 400) says so with ``expect``."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+        self.expected: list[re.Pattern[str]] = []
+
+    def expect(self, pattern: str) -> None:
+        self.expected.append(re.compile(pattern))
+
+    def unexpected(self) -> list[str]:
+        return [error for error in self.seen if not any(pattern.search(error) for pattern in self.expected)]
+
+
+def watch_errors(page, errors: BrowserErrors) -> None:
+    page.on("pageerror", lambda error: errors.seen.append(f"uncaught {error}"))
+
+    def console(message) -> None:
+        if message.type == "error":
+            location = message.location or {}
+            errors.seen.append(f"console: {message.text} ({location.get('url', '')})")
+
+    page.on("console", console)
+
+
 @pytest.fixture
-def page(browser):
+def browser_errors() -> BrowserErrors:
+    return BrowserErrors()
+
+
+@pytest.fixture
+def page(browser, browser_errors):
+    """A fresh page; the test fails if the app threw or logged an error it did not expect."""
     context = browser.new_context(locale="en-US", viewport={"width": 1440, "height": 960})
     page = context.new_page()
+    watch_errors(page, browser_errors)
     yield page
     context.close()
+    unexpected = browser_errors.unexpected()
+    assert not unexpected, "the page reported errors:\n" + "\n".join(unexpected)
 
 
 @pytest.fixture(autouse=True)
@@ -78,8 +113,8 @@ def ada(django_user_model):
     return django_user_model.objects.create_user(username="ada", password=PASSWORD)
 
 
-def sign_in(page, live_server, username: str = "ada", password: str = PASSWORD) -> None:
-    page.goto(live_server.url + "/")
+def sign_in(page, url: str, username: str = "ada", password: str = PASSWORD) -> None:
+    page.goto(url + "/")
     page.get_by_label("User name").fill(username)
     page.get_by_label("Password").fill(password)
     page.get_by_role("button", name="Sign in").click()

@@ -3,6 +3,7 @@ from playwright.sync_api import expect
 
 from rag.components import load_components
 
+from .asgi_server import asgi_server  # noqa: F401
 from .conftest import sign_in
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -10,12 +11,15 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 CHUNKER = load_components().get("RecursiveCharacterChunker")
 
 
-def test_signing_in_shows_the_server_reason_then_the_app(live_server, page, ada, screenshot):
-    page.goto(live_server.url + "/pipelines")
+def test_signing_in_shows_the_server_reason_then_the_app(asgi_server, page, ada, browser_errors,  # noqa: F811
+                                                          screenshot):
+    url = asgi_server()
+    browser_errors.expect(r"status of 400")  # the wrong password, on purpose
+    page.goto(url + "/pipelines")
     expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
     screenshot("sign-in")
 
-    sign_in(page, live_server, password="wrong")
+    sign_in(page, url, password="wrong")
     expect(page.get_by_role("alert")).to_have_text("The user name or password is wrong.")
 
     page.get_by_label("Password").fill("correct horse battery")
@@ -32,8 +36,9 @@ def test_signing_in_shows_the_server_reason_then_the_app(live_server, page, ada,
     expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
 
 
-def test_the_interface_follows_the_language_switcher_and_remembers_it(live_server, page, ada, screenshot):
-    sign_in(page, live_server)
+def test_the_interface_follows_the_language_switcher_and_remembers_it(asgi_server, page, ada,  # noqa: F811
+                                                                      screenshot):
+    sign_in(page, asgi_server())
     nav = page.get_by_role("navigation")
     expect(nav.get_by_role("link", name="Pipelines")).to_be_visible()
 

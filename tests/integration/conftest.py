@@ -6,7 +6,10 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from tests.support.static_files import plain_static_files  # noqa: F401
+
+@pytest.fixture(autouse=True, scope="session")
+def _production_static_files(collected_static):
+    """Pages render with the storage ``make run`` serves (its manifest, Vite's names)."""
 
 
 def logged_in(user) -> Client:

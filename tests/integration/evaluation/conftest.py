@@ -4,7 +4,6 @@ place) for the evaluation API and command tests."""
 from __future__ import annotations
 
 import io
-import os
 import zipfile
 from pathlib import Path
 
@@ -12,8 +11,9 @@ import pytest
 
 import jobs
 from rag.evaluation import EvaluationDataset, load_beir, write_beir
+from rag.locations import datasets_dir
 
-DATASETS = Path(os.environ.get("TRELLIS_DATASETS_DIR") or Path(__file__).resolve().parents[4] / "shared" / "datasets")
+DATASETS = datasets_dir(Path(__file__).resolve().parents[3])
 IDLE_TIMEOUT = 240
 
 

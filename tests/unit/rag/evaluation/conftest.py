@@ -1,14 +1,14 @@
 """Small datasets for the evaluation tests: hand-written ones, and subsets of the shared BEIR
-collections (read in place from ``$TRELLIS_DATASETS_DIR`` or ``<repo>/../shared/datasets``)."""
+collections (read in place from ``rag.locations.datasets_dir``)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from rag.evaluation import CorpusDocument, EvaluationDataset, Query, load_beir
+from rag.locations import datasets_dir
 
-DATASETS = Path(os.environ.get("TRELLIS_DATASETS_DIR") or Path(__file__).resolve().parents[5] / "shared" / "datasets")
+DATASETS = datasets_dir(Path(__file__).resolve().parents[4])
 CRANFIELD = DATASETS / "cranfield"
 
 
