@@ -14,6 +14,7 @@ from rag.components import load_components
 from rag.core import ConfigValidationError, FieldError, iter_nodes, validate_tree
 from rag.core.i18n import gettext_noop
 from rag.core.validation import join_path
+from rag.presets import default_retriever
 
 from .models import Pipeline
 
@@ -162,3 +163,17 @@ def pipeline_import(*, owner: AbstractBaseUser, knowledge_base: KnowledgeBase, d
         raise ConfigValidationError(errors)
     return pipeline_create(owner=owner, name=_free_name(owner, name.strip()), knowledge_base=knowledge_base,
                            strategy=config, description=str(document.get("description", "")))
+
+
+DEMO_PIPELINE_NAME = "Hybrid"
+
+
+def pipeline_seed_demo(*, owner: AbstractBaseUser, knowledge_base: KnowledgeBase) -> Pipeline | None:
+    """Give ``owner`` the default pipeline (NaiveRAG over the Hybrid preset, the local model)
+    over ``knowledge_base`` once, so the chat answers at once; None when it exists already."""
+    if Pipeline.objects.filter(owner=owner, knowledge_base=knowledge_base, name=DEMO_PIPELINE_NAME).exists():
+        return None
+    strategy = {"component": "NaiveRAG", "params": {"retriever": default_retriever()}}
+    return pipeline_create(owner=owner, name=_free_name(owner, DEMO_PIPELINE_NAME), knowledge_base=knowledge_base,
+                           strategy=strategy, description="The recommended starting point: BM25 and dense "
+                           "retrieval fused by reciprocal rank fusion, answered by the local model.")

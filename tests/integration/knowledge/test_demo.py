@@ -46,3 +46,24 @@ def _the_cli_answers_over_the_demo_knowledge_base_with_the_local_model_offline()
     assert state["trace"]["steps"][0]["node"]["class"] == "BM25Retriever"
     names = {citation["document_name"] for citation in state["citations"]}
     assert names <= {f"docs › guide › {path.name}" for path in demo_sources()} | {"README.md"}
+
+
+def test_seed_demo_gives_the_demo_user_the_guide_and_the_default_pipeline_once(django_user_model):
+    import io
+
+    from django.core.management import call_command
+
+    from pipelines.models import Pipeline
+
+    owner = django_user_model.objects.create_user(username="demo")
+    call_command("seed_demo", stdout=io.StringIO())
+    output = io.StringIO()
+    call_command("seed_demo", stdout=output)
+    assert "up to date" in output.getvalue()
+    pipeline = Pipeline.objects.get(owner=owner)
+    assert pipeline.name == "Hybrid"
+    assert pipeline.knowledge_base.name == "Trellis guide"
+    retriever = pipeline.strategy["params"]["retriever"]
+    assert retriever["component"] == "EnsembleRetriever"
+    assert [child["component"] for child in retriever["params"]["children"]] == ["BM25Retriever",
+                                                                                 "DenseEmbeddingRetriever"]

@@ -1,0 +1,305 @@
+"""What a newcomer does, for real: ``make run`` on a fresh data directory and a free port, then
+the browser (every page, an upload, the default pipeline, a streamed answer with a citation),
+then every command the README and the guide show, run as written in a shell that exported
+nothing (only the data directory points at the test's own instead of ``var/``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from http.cookiejar import CookieJar
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.support.server import ROOT, free_port, user_environment, wait_until_serving
+
+# make run on a fresh data directory, and commands that embed whole datasets: more than the default limit.
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(1800)]
+
+MAKE_RUN_TIMEOUT_S = 900  # a first run on this data directory joins the local model and migrates
+DEMO_READY_TIMEOUT_S = 600
+ANSWER_TIMEOUT_MS = 240_000
+READY_TIMEOUT_MS = 600_000
+NOTES = """# Field notes from Quillon
+
+The Zorblax lantern festival is held in Quillon every March, on the first full moon of spring.
+Families float paper lanterns down the Vell river, and the oldest lantern maker lights the first one.
+
+The festival began in 1874, after a flood spared the town's lower quarter.
+"""
+
+
+@dataclass
+class Newcomer:
+    url: str
+    data_dir: Path
+    password: str
+    environment: dict[str, str]
+    log: Path
+
+
+def _demo_password(log: Path) -> str | None:
+    found = re.search(r"Demo login: user 'demo', password '([^']+)'", log.read_text(errors="replace"))
+    return found.group(1) if found else None
+
+
+@pytest.fixture(scope="module")
+def newcomer(tmp_path_factory) -> Iterator[Newcomer]:
+    """``make run PORT=<free>`` on a fresh data directory, stopped after the module."""
+    data_dir = tmp_path_factory.mktemp("newcomer-var")
+    log = data_dir.parent / "make-run.log"
+    port = free_port()
+    environment = user_environment(data_dir)
+    with open(log, "wb") as output:
+        process = subprocess.Popen(["make", "run", f"PORT={port}"], cwd=ROOT, env=environment, stdout=output,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_serving(url + "/healthz", process, log, timeout_s=MAKE_RUN_TIMEOUT_S)
+        password = _demo_password(log)
+        assert password, f"make run printed no demo login:\n{log.read_text(errors='replace')[-3000:]}"
+        yield Newcomer(url, data_dir, password, environment, log)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(timeout=10)
+
+
+class Api:
+    """The REST API with a signed-in session, as the browser has it."""
+
+    def __init__(self, url: str, username: str, password: str) -> None:
+        self.url = url
+        self.cookies = CookieJar()
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.cookies))
+        self.opener.open(url + "/").close()
+        self.send("POST", "/api/v1/auth/session/", {"username": username, "password": password})
+
+    def _csrf(self) -> str:
+        return next((cookie.value for cookie in self.cookies if cookie.name == "csrftoken"), "")
+
+    def send(self, method: str, path: str, body: dict | None = None):
+        request = urllib.request.Request(
+            self.url + path, method=method, data=json.dumps(body).encode() if body is not None else None,
+            headers={"Content-Type": "application/json", "X-CSRFToken": self._csrf(), "Referer": self.url + "/"},
+        )
+        with self.opener.open(request, timeout=30) as response:
+            raw = response.read()
+        return json.loads(raw) if raw else None
+
+
+def wait_for_demo_knowledge_base(newcomer: Newcomer) -> None:
+    """Until every page of the demo knowledge base (the guide) is ingested."""
+    api = Api(newcomer.url, "demo", newcomer.password)
+    demo = next(base for base in api.send("GET", "/api/v1/knowledge-bases/") if base["name"] == "Trellis guide")
+    deadline = time.monotonic() + DEMO_READY_TIMEOUT_S
+    while True:
+        documents = api.send("GET", f"/api/v1/knowledge-bases/{demo['id']}/documents/")
+        statuses = {document["status"] for document in documents}
+        assert "failed" not in statuses, [d["name"] for d in documents if d["status"] == "failed"]
+        if documents and statuses == {"ready"}:
+            return
+        assert time.monotonic() < deadline, f"the demo knowledge base is not ready: {statuses}"
+        time.sleep(2)
+
+
+def test_a_newcomer_signs_in_uploads_and_gets_a_streamed_cited_answer(newcomer, page, tmp_path, screenshot):
+    deltas: list[str] = []
+
+    def watch(socket) -> None:
+        if "/ws/chat/" in socket.url:
+            def frame(payload) -> None:
+                event = json.loads(payload) if isinstance(payload, str) else {}
+                if event.get("type") == "generation.delta":
+                    deltas.append(event["text"])
+            socket.on("framereceived", frame)
+
+    page.on("websocket", watch)
+    # Sign in with the password make run printed.
+    page.goto(newcomer.url + "/")
+    page.get_by_label("User name").fill("demo")
+    page.get_by_label("Password").fill(newcomer.password)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("heading", name="Knowledge bases", level=1)).to_be_visible()
+    expect(page.get_by_role("link", name="Trellis guide")).to_be_visible()
+    screenshot("newcomer-knowledge-bases")
+
+    # Every page renders (the page fixture fails the test on any console error).
+    page.get_by_role("link", name="Trellis guide").click()
+    expect(page.get_by_role("heading", name="Trellis guide", level=1)).to_be_visible()
+    expect(page.get_by_role("list", name="Documents")).to_be_visible()
+    page.get_by_role("navigation").get_by_role("link", name="Pipelines").click()
+    expect(page.get_by_role("heading", name="Pipelines", level=1)).to_be_visible()
+    page.get_by_role("link", name="Hybrid", exact=True).click()  # the demo's pipeline, in the builder
+    expect(page.locator(".editor__status").get_by_text("Valid", exact=True)).to_be_visible()
+    expect(page.locator('.tree-card[data-component="EnsembleRetriever"]')).to_be_visible()
+    page.get_by_role("navigation").get_by_role("link", name="Chat").click()
+    expect(page.get_by_role("heading", name="Chat", level=1)).to_be_visible()
+    expect(page.get_by_text("Ask your documents")).to_be_visible()
+    page.get_by_role("navigation").get_by_role("link", name="Evaluation").click()
+    expect(page.get_by_role("heading", name="Evaluation", level=1)).to_be_visible()
+    page.goto(newcomer.url + "/admin/")
+    expect(page.get_by_role("heading", name=re.compile("Site administration"))).to_be_visible()
+    screenshot("newcomer-admin")
+
+    # A knowledge base of one's own, filled by upload.
+    page.goto(newcomer.url + "/")
+    page.get_by_role("button", name="New knowledge base").click()
+    dialog = page.get_by_role("dialog", name="New knowledge base")
+    dialog.get_by_label("Name").fill("Quillon notes")
+    dialog.get_by_role("button", name="Create").click()
+    expect(page.get_by_role("heading", name="Quillon notes", level=1)).to_be_visible()
+    notes = tmp_path / "quillon.md"
+    notes.write_text(NOTES, encoding="utf-8")
+    page.get_by_test_id("upload-input").set_input_files(str(notes))
+    row = page.get_by_role("list", name="Documents").locator('li[data-document-name="quillon.md"]')
+    expect(row.get_by_text("Ready", exact=True)).to_be_visible(timeout=READY_TIMEOUT_MS)
+    screenshot("newcomer-knowledge-base")
+
+    # The default pipeline (the recommended template), saved from the builder.
+    page.get_by_role("navigation").get_by_role("link", name="Pipelines").click()
+    page.get_by_role("button", name="New pipeline").click()
+    dialog = page.get_by_role("dialog", name="New pipeline")
+    dialog.get_by_label("Name", exact=True).fill("My first pipeline")
+    dialog.get_by_label("Knowledge base").select_option(label="Quillon notes")
+    expect(dialog.locator("label.template-card.is-selected")).to_contain_text("Recommended")
+    dialog.get_by_role("button", name="Open in the builder").click()
+    expect(page.locator(".editor__status").get_by_text("Valid", exact=True)).to_be_visible()
+    page.get_by_role("button", name="Save").click()
+    expect(page.get_by_text("“My first pipeline” saved.")).to_be_visible()
+    screenshot("newcomer-builder")
+
+    # Ask it: the answer streams in, then shows a citation.
+    page.get_by_role("navigation").get_by_role("link", name="Chat").click()
+    page.get_by_role("button", name="New conversation").click()
+    page.get_by_label("Pipeline").select_option(label="My first pipeline · Quillon notes")
+    page.get_by_label("Your question").fill("When is the Zorblax lantern festival held?")
+    page.get_by_role("button", name="Ask", exact=True).click()
+    answer = page.get_by_role("listitem", name="Answer").last
+    expect(answer).to_have_attribute("data-status", "done", timeout=ANSWER_TIMEOUT_MS)
+    assert len(deltas) >= 2, f"the answer arrived in {len(deltas)} piece(s), not streamed"
+    expect(answer.get_by_role("button", name="Open source 1 (quillon.md)")).to_be_visible()
+    screenshot("newcomer-chat")
+
+
+# -- the README's and the guide's commands, as written -------------------------------------------
+
+FENCE = re.compile(r"```(sh|python)\n(.*?)```", re.DOTALL)
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")), ROOT / "bench" / "README.md"]
+
+# Commands shown in the documents that this module does not run, and what runs them instead.
+RUN_ELSEWHERE = {
+    "make run": "the newcomer fixture above runs it",
+    "make test": "is this test suite",
+    "make test-scaleout": ".ci/run runs it after make test",
+    "make test-python": "half of make test",
+    "make test-frontend": "half of make test",
+    "make bench-quality": "30 minutes; its figures are committed in bench/quality.md",
+    "make messages": "rewrites the catalogues; tests/integration/test_translations.py checks them",
+    "ALLOWED_HOSTS=trellis.example.org,10.0.0.5 make run HOST=0.0.0.0 PORT=8000":
+        "make run on another address; the newcomer fixture runs make run with PORT",
+    "PYTHONPATH=backend .venv/bin/celery -A config.celery worker --loglevel=INFO":
+        "make test-scaleout starts the workers this way (scripts/scaleout/stack.py)",
+    ".venv/bin/python bench/bm25.py": "a benchmark (~1 min); figures in bench/README.md",
+    ".venv/bin/python bench/ingest.py": "a benchmark (~1 min); figures in bench/README.md",
+    ".venv/bin/python bench/retrieval.py": "a benchmark (~3 min); figures in bench/README.md",
+    ".venv/bin/python bench/chat_load.py": "a benchmark; tests/integration/security/test_chat_load.py runs it",
+}
+
+
+def shown_commands() -> dict[str, list[str]]:
+    """Every shell command and Python snippet of the documents, by its text: the documents it
+    appears in (a command may appear in several languages' pages)."""
+    shown: dict[str, list[str]] = {}
+    for path in DOCUMENTS:
+        for language, body in FENCE.findall(path.read_text(encoding="utf-8")):
+            entries = [body.strip()] if language == "python" else [
+                re.sub(r"\s+#.*$", "", line).strip() for line in body.splitlines()]
+            for entry in entries:
+                if entry and not entry.startswith("#"):
+                    shown.setdefault(entry, []).append(str(path.relative_to(ROOT)))
+    return shown
+
+
+# Command → what its output must show.
+EXPECTED_OUTPUT = {
+    '.venv/bin/python manage.py ask --pipeline hybrid "How do I build a hybrid retriever?"':
+        re.compile(r"Trace:\n.*EnsembleRetriever", re.DOTALL),
+    '.venv/bin/python manage.py ask --pipeline docs/examples/hybrid-expanded.json --docs ./docs/guide --json '
+    '"What does retrieve-then-expand do?"': "json",
+    ".venv/bin/python manage.py evaluate --dataset cranfield --pipeline keyword --pipeline hybrid":
+        re.compile(r"\| keyword \| 225 \| 0\.\d{3} .*\n\| hybrid \| 225 \| 0\.\d{3} ", re.DOTALL),
+    ".venv/bin/python manage.py evaluate --dataset cranfield --pipeline hybrid --limit 50 --json": "evaluation-json",
+}
+COMMAND_TIMEOUT_S = 900
+
+
+def run_shown(command: str, environment: dict[str, str]) -> subprocess.CompletedProcess:
+    if command.startswith(("from ", "import ")):
+        argv = [str(ROOT / ".venv" / "bin" / "python"), "-c", command]
+    else:
+        argv = ["bash", "-c", command]
+    return subprocess.run(argv, cwd=ROOT, env=environment, capture_output=True, text=True,
+                          timeout=COMMAND_TIMEOUT_S)
+
+
+def test_every_command_the_documents_show_is_run_here_or_named_with_what_runs_it():
+    shown = shown_commands()
+    python_snippets = [entry for entry in shown if entry.startswith(("from ", "import "))]
+    assert python_snippets, "the README shows a Python snippet"
+    covered = set(EXPECTED_OUTPUT) | set(RUN_ELSEWHERE) | set(python_snippets)
+    assert not set(shown) - covered, f"commands shown but never run: {sorted(set(shown) - covered)}"
+    assert not set(EXPECTED_OUTPUT) - set(shown), f"commands no document shows: {set(EXPECTED_OUTPUT) - set(shown)}"
+
+
+@pytest.mark.parametrize("command", sorted(EXPECTED_OUTPUT), ids=lambda command: command.split(" --json")[0][25:80])
+def test_a_readme_command_runs_as_written_after_make_run(newcomer, command):
+    if "manage.py ask --pipeline hybrid" in command:
+        wait_for_demo_knowledge_base(newcomer)  # it asks the demo knowledge base
+    finished = run_shown(command, newcomer.environment)
+    assert finished.returncode == 0, f"{command} failed ({finished.returncode}):\n{finished.stderr[-3000:]}"
+    expected = EXPECTED_OUTPUT[command]
+    if expected == "json":
+        document = json.loads(finished.stdout)
+        assert document["answer"].strip(), document
+        assert document["chunks"], "the model was given no chunks"
+        # Retrieve-then-expand is on: the passages are windows of neighbouring chunks.
+        assert any("window" in chunk["metadata"] for chunk in document["chunks"]), document["chunks"]
+    elif expected == "evaluation-json":
+        document = json.loads(finished.stdout)
+        assert document["queries"] == 50
+        assert 0.0 < document["ndcg@10"] <= 1.0
+        assert document["pipelines"][0]["depth"]["returned_max"] == 100
+    else:
+        assert expected.search(finished.stdout), finished.stdout[-3000:]
+
+
+def test_the_readme_python_snippet_runs_as_written(newcomer):
+    for snippet in (entry for entry in shown_commands() if entry.startswith(("from ", "import "))):
+        finished = run_shown(snippet, newcomer.environment)
+        assert finished.returncode == 0, f"the snippet failed:\n{snippet}\n{finished.stderr[-3000:]}"
+        assert len(finished.stdout.strip()) > 20, f"the snippet printed no answer: {finished.stdout!r}"
+
+
+def test_make_run_started_the_server_with_debug_off_and_keys_from_the_data_directory(newcomer):
+    assert (newcomer.data_dir / "secret_key").is_file()
+    assert (newcomer.data_dir / "credentials.key").is_file()
+    assert "DEBUG" not in newcomer.environment and "SECRET_KEY" not in newcomer.environment
+    # DEBUG off: an unknown page is the app's 404, not Django's debug page.
+    with pytest.raises(urllib.error.HTTPError) as missing:
+        urllib.request.urlopen(newcomer.url + "/api/v1/no-such-endpoint/", timeout=10)
+    assert b"DEBUG = True" not in missing.value.read()
