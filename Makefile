@@ -16,9 +16,9 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 export TRELLIS_DATA_DIR ?= $(CURDIR)/var
 export PYTHONPATH := $(CURDIR)/backend
-# The packaged models are all we use; never let a library reach for a model hub.
-export HF_HUB_OFFLINE := 1
-export TRANSFORMERS_OFFLINE := 1
+# The packaged models need no network. Other models are downloaded only when a user asks (the
+# Models page, `manage.py models install`); TRELLIS_OFFLINE=1 forbids that too.
+export TRELLIS_OFFLINE ?= 0
 export ANONYMIZED_TELEMETRY := False
 FRONTEND_SOURCES := $(shell find frontend/src -type f 2>/dev/null) $(wildcard frontend/index.html frontend/vite.config.ts frontend/tsconfig*.json)
 FRONTEND_MANIFEST := static/frontend/.vite/manifest.json

@@ -4,8 +4,13 @@ runs before pytest-django reads the settings."""
 import os
 import tempfile
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# No test reaches a real model hub: a download that nobody pointed at the tests' own loopback
+# hub (tests/support/fake_hub.py) goes to a closed loopback port and fails at once.
+# huggingface_hub reads its offline switches once, at import: the tests' hub must stay reachable.
+os.environ["HF_ENDPOINT"] = "http://127.0.0.1:9"
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+os.environ.pop("HF_HUB_OFFLINE", None)
+os.environ.pop("TRANSFORMERS_OFFLINE", None)
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key")
 # Tests never touch the developer's var/: each run gets its own data directory.

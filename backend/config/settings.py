@@ -120,6 +120,7 @@ INSTALLED_APPS = [
     "pipelines",
     "chat",
     "evaluation",
+    "models",
     "web",
 ]
 
@@ -227,6 +228,16 @@ FILE_UPLOAD_TEMP_DIR.mkdir(exist_ok=True)
 # Evaluation datasets in the BEIR layout, importable by folder name (read in place, never copied).
 TRELLIS_DATASETS_DIR = datasets_dir(BASE_DIR)
 
+# Models beyond the packaged ones are installed on request (the Models page, `manage.py models
+# install`) into TRELLIS_MODELS_DIR/installed. TRELLIS_OFFLINE=1 forbids every download from a
+# model hub (installs from a .zip or a local folder still work) and keeps the libraries offline.
+TRELLIS_OFFLINE = _env_bool("TRELLIS_OFFLINE", False)
+if TRELLIS_OFFLINE:
+    os.environ["HF_HUB_OFFLINE"] = "1"
+TRELLIS_MODELS_DIR = Path(_env_str("TRELLIS_MODELS_DIR") or DATA_DIR / "models").expanduser().resolve()
+# The largest model (the sum of its files) a hub download or an uploaded .zip may hold.
+TRELLIS_MAX_MODEL_BYTES = _env_int("TRELLIS_MAX_MODEL_MB", 5120) * 1024 * 1024
+
 # Load the packaged local LLM when the server starts, so the first question does not wait for it
 # (make run turns it on; tests and scripts leave it off).
 TRELLIS_WARM_LOCAL_LLM = _env_bool("TRELLIS_WARM_LOCAL_LLM", False)
@@ -308,6 +319,7 @@ SPECTACULAR_SETTINGS = {
         "DocumentStatusEnum": "knowledge.models.Document.Status",
         "VectorIndexStatusEnum": "knowledge.models.VectorIndex.Status",
         "EvaluationStatusEnum": "evaluation.models.Evaluation.Status",
+        "ModelInstallStatusEnum": "models.models.ModelInstall.Status",
         "KnowledgeBaseLanguageEnum": "knowledge.models.KnowledgeBase.Language",
         "ComponentKindEnum": "rag.core.registry.KINDS",
     },

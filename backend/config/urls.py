@@ -10,6 +10,7 @@ api_v1 = [
     path("", include("pipelines.urls")),
     path("", include("chat.urls")),
     path("", include("evaluation.urls")),
+    path("", include("models.urls")),
 ]
 
 handler404 = "config.errors.not_found"

@@ -17,6 +17,7 @@ from typing import Any
 from .components import load_components
 from .core import build
 from .documents import Chunk, DocumentError, SourceDocument, parse_document
+from .embeddings.defaults import DEFAULT_ENGLISH_EMBEDDING
 from .presets import PRESETS
 from .retrievers import Hit
 from .strategies import Strategy, StrategyError
@@ -24,7 +25,7 @@ from .strategies.slots import Outcome, Reranker
 
 RerankFunction = Callable[[str, list[str]], Sequence[int]]
 DEFAULT_CHUNKER = {"component": "RecursiveCharacterChunker", "params": {}}
-DEFAULT_EMBEDDING = {"component": "AllMiniLML6V2Embedding", "params": {}}
+DEFAULT_EMBEDDING = DEFAULT_ENGLISH_EMBEDDING
 
 
 class InMemoryStores:

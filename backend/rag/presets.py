@@ -8,6 +8,7 @@ from typing import Any
 
 from .core import MultilingualString, ml
 from .core.params import ref
+from .retrievers.cross_encoder.retriever import DEFAULT_MODEL as DEFAULT_CROSS_ENCODER
 
 
 @dataclass(frozen=True)
@@ -22,7 +23,46 @@ class Preset:
     default: bool = False
 
     def config(self) -> dict[str, Any]:
-        return copy.deepcopy(self.tree)
+        """The tree, with an installed cross-encoder in place of the default one when this
+        machine has that one and not the default."""
+        return with_installed_cross_encoder(copy.deepcopy(self.tree))
+
+
+CROSS_ENCODER_COMPONENTS = ("SentenceTransformerCrossEncoderRetriever", "CrossEncoderReranker")
+
+
+def with_installed_cross_encoder(tree: dict[str, Any]) -> dict[str, Any]:
+    """``tree`` with every cross-encoder left at the default model (which no package ships)
+    pointed at the first installed cross-encoder, when the default has no local copy and
+    another cross-encoder is installed; changed in place and returned."""
+    nodes = [node for node in _nodes(tree) if node.get("component") in CROSS_ENCODER_COMPONENTS
+             and node.setdefault("params", {}).get("model_name") in (None, DEFAULT_CROSS_ENCODER)]
+    if not nodes:
+        return tree
+    from .models_manager import CROSS_ENCODER, store
+    from .retrievers.cross_encoder.retriever import cross_encoder_problem
+
+    if cross_encoder_problem(DEFAULT_CROSS_ENCODER) is None:
+        return tree
+    installed = store().installed(CROSS_ENCODER)
+    if installed:
+        for node in nodes:
+            node["params"]["model_name"] = installed[0].name
+    return tree
+
+
+def _nodes(value: Any) -> list[dict[str, Any]]:
+    found = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if "component" in item:
+                found.append(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return found
 
 
 def _hybrid(top_k: int = 10) -> dict[str, Any]:
@@ -71,9 +111,9 @@ PRESETS: tuple[Preset, ...] = (
     Preset(
         "hybrid-cross-encoder",
         ml("Hybrid + cross-encoder", "Híbrido + cross-encoder", "混合 + 交叉編碼器"),
-        ml("Hybrid candidates re-scored by a cross-encoder model (needs one installed locally).",
-           "Candidatos híbridos puntuados de nuevo por un modelo cross-encoder (requiere uno instalado localmente).",
-           "以交叉編碼器模型重新評分混合檢索的候選（需在本機安裝模型）。"),
+        ml("Hybrid candidates re-scored by a cross-encoder model (install one on the Models page).",
+           "Candidatos híbridos puntuados de nuevo por un modelo cross-encoder (instale uno en la página Modelos).",
+           "以交叉編碼器模型重新評分混合檢索的候選（請在模型頁面安裝一個）。"),
         "list-ordered",
         ref("SentenceTransformerCrossEncoderRetriever", top_k=5, children=[_hybrid(top_k=20)]),
     ),

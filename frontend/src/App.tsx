@@ -21,6 +21,7 @@ const ChatPage = lazy(() => import("./pages/chat/ChatPage").then((m) => ({ defau
 const ComparePage = lazy(() => import("./pages/chat/ComparePage").then((m) => ({ default: m.ComparePage })));
 const EvaluationPage = lazy(() => import("./pages/evaluation/EvaluationPage").then((m) => ({ default: m.EvaluationPage })));
 const EvaluationDetailPage = lazy(() => import("./pages/evaluation/EvaluationDetailPage").then((m) => ({ default: m.EvaluationDetailPage })));
+const ModelsPage = lazy(() => import("./pages/models/ModelsPage").then((m) => ({ default: m.ModelsPage })));
 const PipelineEditorPage = lazy(() => import("./pages/builder/PipelineEditorPage").then((m) => ({ default: m.PipelineEditorPage })));
 
 interface Route {
@@ -42,6 +43,7 @@ const ROUTES: Route[] = [
   { pattern: "/chat/:id", render: ({ id }) => <ChatPage id={Number(id)} />, section: "chat" },
   { pattern: "/evaluation", render: () => <EvaluationPage /> },
   { pattern: "/evaluation/:id", render: ({ id }) => <EvaluationDetailPage id={Number(id)} /> },
+  { pattern: "/models", render: () => <ModelsPage /> },
 ];
 
 function Routes() {

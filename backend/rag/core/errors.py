@@ -27,6 +27,26 @@ class UnknownComponentError(TrellisError, KeyError):
         return self.args[0]
 
 
+class Problem(str):
+    """Why something cannot run here, as text (``str(problem)``) that also keeps its gettext
+    ``template`` and ``context``, so an adapter can show it in the user's language.
+
+    ``availability_problem`` may return one where a plain string would do.
+    """
+
+    template: str
+    context: dict[str, Any]
+
+    def __new__(cls, template: str, **context: Any) -> Problem:
+        try:
+            text = template.format(**context)
+        except (KeyError, IndexError, ValueError):
+            text = template
+        problem = super().__new__(cls, text)
+        problem.template, problem.context = template, dict(context)
+        return problem
+
+
 class CredentialError(TrellisError):
     """A credential could not be resolved. Never carries the secret itself."""
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import SecretStr, ValidationError
 
-from .errors import ConfigValidationError, FieldError, UnknownComponentError
+from .errors import ConfigValidationError, FieldError, Problem, UnknownComponentError
 from .i18n import gettext_noop
 from .params import component_slots
 
@@ -319,7 +319,9 @@ def validate_tree(
     errors.extend(param_errors)
     if not errors and check_availability:
         problem = component.availability_problem(params)
-        if problem:
+        if isinstance(problem, Problem):
+            errors.append(FieldError(join_path(path, "component"), problem.template, "unavailable", problem.context))
+        elif problem:
             errors.append(FieldError(join_path(path, "component"), "{problem}", "unavailable", {"problem": problem}))
     if errors:
         return None, errors

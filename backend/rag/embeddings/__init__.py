@@ -5,6 +5,7 @@ from .base import EmbeddingError, EmbeddingModel, EmbeddingParams, Tokenizer, no
 from .defaults import DEFAULT_ENGLISH_EMBEDDING, DEFAULT_MULTILINGUAL_EMBEDDING, default_embedding_for_language
 from .e5 import MultilingualE5SmallEmbedding
 from .e5_tokenizer import E5Tokenizer
+from .onnx_minilm import AllMiniLML6V2OnnxEmbedding
 from .openai_compatible import OpenAICompatibleEmbedding
 from .sentence_transformer import (
     AllMiniLML6V2Embedding,
@@ -17,6 +18,7 @@ __all__ = [
     "DEFAULT_ENGLISH_EMBEDDING",
     "DEFAULT_MULTILINGUAL_EMBEDDING",
     "AllMiniLML6V2Embedding",
+    "AllMiniLML6V2OnnxEmbedding",
     "E5Tokenizer",
     "EmbeddingError",
     "EmbeddingModel",

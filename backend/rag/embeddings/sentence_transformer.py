@@ -288,13 +288,14 @@ class SentenceTransformerEmbedding(SentenceTransformerBase):
         model_name_or_path: str = param(
             title=ml("Model name or path", "Nombre o ruta del modelo", "模型名稱或路徑"),
             description=ml(
-                "A local directory, or a Hugging Face model name already in this machine's cache "
-                "(nothing is downloaded).",
-                "Un directorio local o el nombre de un modelo de Hugging Face que ya esté en la caché "
-                "de esta máquina (no se descarga nada).",
-                "本機目錄，或已存在於本機快取中的 Hugging Face 模型名稱（不會下載任何內容）。",
+                "An installed embedding model (Models page), a local directory, or a Hugging Face model "
+                "name already in this machine's cache (nothing is downloaded).",
+                "Un modelo de embeddings instalado (página Modelos), un directorio local o el nombre de un "
+                "modelo de Hugging Face que ya esté en la caché de esta máquina (no se descarga nada).",
+                "已安裝的嵌入模型（模型頁面）、本機目錄，或已存在於本機快取中的 Hugging Face 模型名稱（不會下載任何內容）。",
             ),
             min_length=1,
+            json_schema_extra={"x-model-kind": "embedding"},
         )
         query_prefix: str = param(
             "",
@@ -327,18 +328,25 @@ class SentenceTransformerEmbedding(SentenceTransformerBase):
     @property
     def model_key(self) -> str:
         # The passage prefix changes every stored vector, so it is part of the identity.
-        identity = f"{self._source()}\n{self.params.passage_prefix}"
-        name = Path(self._source()).name
-        return f"{slug(name, max_length=38)}-{hashlib.sha1(identity.encode('utf-8')).hexdigest()[:8]}"
+        source, _, label = self._resolve(self.params.model_name_or_path)
+        identity = f"{source}\n{self.params.passage_prefix}"
+        return f"{slug(label, max_length=38)}-{hashlib.sha1(identity.encode('utf-8')).hexdigest()[:8]}"
 
     @staticmethod
-    def _resolve(name: str) -> tuple[str, bool]:
-        """``(source, is_local)`` following sentence-transformers' own rule: an existing path
-        (or one spelled as a path) is a directory, anything else a hub name."""
+    def _resolve(name: str) -> tuple[str, bool, str]:
+        """``(source, is_local, label)``: an installed embedding model by its name (or the hub
+        id it came from); else sentence-transformers' own rule, where an existing path (or one
+        spelled as a path) is a directory and anything else a hub name."""
+        from rag.models_manager import EMBEDDING, store
+
+        installed = store().resolve(name, EMBEDDING)
+        if installed is not None:
+            return str(installed.path), True, installed.name
         path = Path(name).expanduser()
         if path.exists() or path.is_absolute() or name.startswith((".", "~")):
-            return str(path.resolve()), True
-        return (name if "/" in name else f"sentence-transformers/{name}"), False
+            return str(path.resolve()), True, path.name
+        source = name if "/" in name else f"sentence-transformers/{name}"
+        return source, False, Path(source).name
 
     def _source(self) -> str:
         return self._resolve(self.params.model_name_or_path)[0]
@@ -354,7 +362,7 @@ class SentenceTransformerEmbedding(SentenceTransformerBase):
         problem = missing_package("sentence_transformers", "sentence-transformers")
         if problem:
             return problem
-        source, local = cls._resolve(params.model_name_or_path)
+        source, local, _ = cls._resolve(params.model_name_or_path)
         if local:
             problem = local_directory_problem(Path(source), setting="model_name_or_path")
         elif not in_hub_cache(source):

@@ -1,4 +1,4 @@
-import { ChartColumn, Database, LogOut, MessagesSquare, Sprout, Workflow, type LucideIcon } from "lucide-react";
+import { Boxes, ChartColumn, Database, LogOut, MessagesSquare, Sprout, Workflow, type LucideIcon } from "lucide-react";
 import type { ReactNode } from "react";
 import { useTranslation } from "react-i18next";
 
@@ -19,6 +19,7 @@ const SECTIONS: Section[] = [
   { to: "/pipelines", labelKey: "nav.pipelines", icon: Workflow },
   { to: "/chat", labelKey: "nav.chat", icon: MessagesSquare },
   { to: "/evaluation", labelKey: "nav.evaluation", icon: ChartColumn },
+  { to: "/models", labelKey: "nav.models", icon: Boxes },
 ];
 
 export function Layout({ children }: { children: ReactNode }) {

@@ -8,25 +8,45 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from rag.core import ComponentRef, TrellisError, children_param, ml, param, ref, register
+from rag.core import ComponentRef, Problem, TrellisError, children_param, ml, param, ref, register
+from rag.core.i18n import gettext_noop
 from rag.tracing import TraceNode
 
 from ..composite import EnsembleRetriever  # noqa: F401  (registers the default child)
 from ..base import CompositeRetriever, Hit, RerankParams, RetrieverParams
 
 DEFAULT_MODEL = "cross-encoder/ms-marco-MiniLM-L-6-v2"
-_models: dict[tuple[str, str], Any] = {}
+_models: dict[tuple[str, str, str], Any] = {}
 _models_lock = threading.Lock()
 
 
-def cross_encoder_problem(model_name: str) -> str | None:
-    """None when ``model_name`` (a local directory or a hub name) has a local copy; otherwise
-    what to do about it. Looks only at the disk: never downloads."""
+def resolve_cross_encoder(model_name: str) -> tuple[str, str]:
+    """``(what CrossEncoder loads, version)`` for ``model_name``: an installed model (by name,
+    or by the hub id it came from), else a local directory, else a hub id to find in the local
+    Hugging Face cache. ``version`` changes when an installed model is replaced."""
+    from rag.models_manager import CROSS_ENCODER, store
+
+    installed = store().resolve(model_name, CROSS_ENCODER)
+    if installed is not None:
+        return str(installed.path), installed.version
     path = Path(model_name).expanduser()
     if path.is_dir():
-        return None if (path / "config.json").is_file() else (
-            f"{model_name} is a directory without config.json; point model_name at a saved cross-encoder"
-        )
+        return str(path.resolve()), ""
+    return model_name, ""
+
+
+def cross_encoder_problem(model_name: str) -> Problem | None:
+    """None when ``model_name`` (an installed name, a local directory or a hub id) has a local
+    copy; otherwise what to do about it. Looks only at the disk: never downloads."""
+    from rag.models_manager import CROSS_ENCODER, store
+
+    if store().resolve(model_name, CROSS_ENCODER) is not None:
+        return None
+    path = Path(model_name).expanduser()
+    if path.is_dir():
+        return None if (path / "config.json").is_file() else Problem(
+            gettext_noop("{name} is a directory without config.json; point model_name at a saved cross-encoder"),
+            name=model_name)
     try:
         from huggingface_hub import try_to_load_from_cache
 
@@ -35,11 +55,10 @@ def cross_encoder_problem(model_name: str) -> str | None:
         cached = None
     if isinstance(cached, str):
         return None
-    return (
-        f"the cross-encoder {model_name} has no local copy (no package ships cross-encoder weights). "
-        f"On a machine with network run `huggingface-cli download {model_name}` and copy the Hugging Face "
-        f"cache here, or set model_name to a local directory holding the model"
-    )
+    return Problem(gettext_noop(
+        "no cross-encoder named {name} is installed (no package ships one): install it on the Models page or with "
+        "`.venv/bin/python manage.py models install {name} --kind cross-encoder`, or set model_name to an installed "
+        "model or a local directory"), name=model_name)
 
 
 def sigmoid(value: float) -> float:
@@ -52,14 +71,16 @@ def sigmoid(value: float) -> float:
 
 def load_cross_encoder(model_name: str, device: str) -> Any:
     """The ``sentence_transformers.CrossEncoder`` for ``model_name`` on ``device`` ("CPU" or
-    "CUDA"), loaded once per process and shared.
+    "CUDA"), loaded once per process (and per installed version) and shared. Only local files
+    are read: nothing is downloaded.
 
     Raises
     ------
     TrellisError
         When the model has no local copy (``cross_encoder_problem`` says what to do).
     """
-    key = (model_name, device)
+    source, version = resolve_cross_encoder(model_name)
+    key = (source, version, device)
     with _models_lock:
         if key not in _models:
             problem = cross_encoder_problem(model_name)
@@ -67,7 +88,7 @@ def load_cross_encoder(model_name: str, device: str) -> Any:
                 raise TrellisError(problem)
             from sentence_transformers import CrossEncoder
 
-            _models[key] = CrossEncoder(model_name, device=device.lower())
+            _models[key] = CrossEncoder(source, device=device.lower(), local_files_only=True, trust_remote_code=False)
         return _models[key]
 
 
@@ -90,10 +111,12 @@ class CrossEncoderParams(RerankParams):
         DEFAULT_MODEL, min_length=1, max_length=500,
         title=ml("Model", "Modelo", "模型"),
         description=ml(
-            "A Hugging Face cross-encoder name with a local copy, or a local directory.",
-            "Un cross-encoder de Hugging Face con copia local, o un directorio local.",
-            "已有本機副本的 Hugging Face 交叉編碼器名稱，或本機目錄。",
+            "An installed cross-encoder (Models page), a Hugging Face name with a local copy, or a local directory.",
+            "Un cross-encoder instalado (página Modelos), un nombre de Hugging Face con copia local, o un directorio "
+            "local.",
+            "已安裝的交叉編碼器（模型頁面）、已有本機副本的 Hugging Face 名稱，或本機目錄。",
         ),
+        json_schema_extra={"x-model-kind": "cross-encoder"},
     )
     batch_size: int = param(
         32, ge=1, le=1024,

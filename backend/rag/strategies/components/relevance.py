@@ -8,7 +8,7 @@ from typing import Any
 
 from rag.core import ComponentRef, component_param, ml, param, ref, register
 from rag.core import Params as BaseParams
-from rag.embeddings import AllMiniLML6V2Embedding  # noqa: F401  (registers the default embedding_model)
+from rag.embeddings import AllMiniLML6V2OnnxEmbedding  # noqa: F401  (registers the default embedding_model)
 from rag.llms import LLM
 from rag.llms import LocalLLM  # noqa: F401  (registers the default llm)
 from rag.retrievers import Hit
@@ -229,7 +229,7 @@ class SimilarityThresholdFilter(RelevanceFilter):
 
     class Params(BaseParams):
         embedding_model: ComponentRef = component_param(
-            "embedding", default=ref("AllMiniLML6V2Embedding"),
+            "embedding", default=ref("AllMiniLML6V2OnnxEmbedding"),
             title=ml("Embedding model", "Modelo de embeddings", "嵌入模型"),
             description=ml(
                 "The model that embeds the question and the chunks.",

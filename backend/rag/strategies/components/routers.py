@@ -9,7 +9,7 @@ from pydantic import Field, ValidationInfo, field_validator
 
 from rag.core import ComponentRef, component_param, ml, param, ref, register
 from rag.core import Params as BaseParams
-from rag.embeddings import AllMiniLML6V2Embedding  # noqa: F401  (registers the default embedding_model)
+from rag.embeddings import AllMiniLML6V2OnnxEmbedding  # noqa: F401  (registers the default embedding_model)
 from rag.llms import LocalLLM  # noqa: F401  (registers the default llm)
 
 from ..slots import RouteDecision, Router
@@ -202,7 +202,7 @@ class EmbeddingSimilarityRouter(Router):
 
     class Params(BaseParams):
         embedding_model: ComponentRef = component_param(
-            "embedding", default=ref("AllMiniLML6V2Embedding"),
+            "embedding", default=ref("AllMiniLML6V2OnnxEmbedding"),
             title=ml("Embedding model", "Modelo de embeddings", "嵌入模型"),
             description=ml(
                 "The model that embeds the question and the examples.",

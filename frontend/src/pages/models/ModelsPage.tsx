@@ -1,0 +1,154 @@
+import { Boxes, CloudOff, Download } from "lucide-react";
+import { useCallback, useState } from "react";
+import { useTranslation } from "react-i18next";
+
+import { fetchInstaller, fetchModels, MODEL_KINDS, removeModel, type InstalledModel, type ModelInstall } from "../../api/models";
+import { fetchPresets } from "../../api/evaluation";
+import { ConfirmDialog } from "../../components/ConfirmDialog";
+import { EmptyState, ErrorNotice, Loading } from "../../components/StatusViews";
+import { useToast } from "../../components/Toasts";
+import { useLoad } from "../../lib/useLoad";
+import { useDocumentTitle } from "../../shell/useDocumentTitle";
+import { InstallDialog } from "./InstallDialog";
+import { InstallList } from "./InstallList";
+import { useInstallFeed } from "./installFeed";
+import { ModelList } from "./ModelList";
+
+/**
+ * The models this machine can run, by kind (packaged and installed, with what each makes
+ * possible), the user's installs with their live progress, and the install dialog: from the
+ * Hugging Face Hub, a .zip of a model folder, or (administrators) a folder on the server.
+ */
+export function ModelsPage() {
+  const { t, i18n } = useTranslation();
+  const toast = useToast();
+  const language = i18n.resolvedLanguage ?? "en";
+  const models = useLoad(fetchModels, []);
+  const installer = useLoad(fetchInstaller, []);
+  const presets = useLoad(fetchPresets, [language]);
+  const [installing, setInstalling] = useState(false);
+  const [removing, setRemoving] = useState<InstalledModel | null>(null);
+  useDocumentTitle(t("models.title"));
+
+  const { reload: reloadModels } = models;
+  const { reload: reloadPresets } = presets;
+  const onSettled = useCallback(
+    (install: ModelInstall) => {
+      reloadModels();
+      reloadPresets();
+      if (install.status === "ready") toast.success(t("models.installed", { name: install.name }));
+      else if (install.status === "failed") toast.error(t("models.installFailed", { name: install.name }), new Error(install.error ?? ""));
+    },
+    [reloadModels, reloadPresets, toast, t],
+  );
+  const feed = useInstallFeed(language, onSettled);
+
+  const settings = installer.state.status === "ready" ? installer.state.data : null;
+  const presetNames = new Map(presets.state.status === "ready" ? presets.state.data.map((preset) => [preset.name, preset]) : []);
+
+  const remove = async (model: InstalledModel) => {
+    setRemoving(null);
+    try {
+      await removeModel(model.name);
+      toast.success(t("models.removed", { name: model.name }));
+      reloadModels();
+      reloadPresets();
+      void feed.refresh();
+    } catch (error) {
+      toast.error(t("models.removeFailed", { name: model.name }), error);
+    }
+  };
+
+  return (
+    <section className="page">
+      <header className="page__header">
+        <div>
+          <h1 className="page__title">{t("models.title")}</h1>
+          <p className="page__subtitle">{t("models.subtitle")}</p>
+        </div>
+        <div className="page__actions">
+          <button type="button" className="button button--primary" disabled={!settings} onClick={() => setInstalling(true)}>
+            <Download aria-hidden="true" size={16} />
+            {t("models.install.open")}
+          </button>
+        </div>
+      </header>
+
+      {settings?.offline && (
+        <div className="notice notice--warning" role="note">
+          <CloudOff aria-hidden="true" className="notice__icon" size={20} />
+          <div>
+            <p className="notice__title">{t("models.offline.title")}</p>
+            <p className="notice__detail">{t("models.offline.detail")}</p>
+          </div>
+        </div>
+      )}
+
+      {(feed.installs?.length ?? 0) > 0 && (
+        <section className="section" aria-labelledby="installs-title">
+          <div className="section__header">
+            <h2 id="installs-title" className="section__title">
+              {t("models.installs.title")}
+            </h2>
+            <span className="muted">{t(`models.connection.${feed.connection}`)}</span>
+          </div>
+          <InstallList installs={feed.installs ?? []} />
+        </section>
+      )}
+      {feed.error && <ErrorNotice title={t("models.installs.loadFailed")} message={feed.error} onRetry={() => void feed.refresh()} />}
+
+      {models.state.status === "loading" && <Loading label={t("models.loading")} />}
+      {models.state.status === "error" && (
+        <ErrorNotice title={t("models.loadFailed")} message={models.state.message} onRetry={models.reload} />
+      )}
+      {models.state.status === "ready" &&
+        MODEL_KINDS.map((kind) => {
+          const ofKind = (models.state.status === "ready" ? models.state.data : []).filter((model) => model.kind === kind);
+          return (
+            <section key={kind} className="section" aria-labelledby={`models-${kind}`} data-kind={kind}>
+              <div className="section__header">
+                <h2 id={`models-${kind}`} className="section__title">
+                  {t(`models.kinds.${kind}`)}
+                </h2>
+                <span className="muted">{t(`models.kindHints.${kind}`)}</span>
+              </div>
+              {ofKind.length === 0 ? (
+                <EmptyState icon={<Boxes aria-hidden="true" size={28} />} title={t(`models.empty.${kind}`)}>
+                  <p className="muted">{t(`models.emptyHint.${kind}`)}</p>
+                </EmptyState>
+              ) : (
+                <ModelList
+                  models={ofKind}
+                  presets={presetNames}
+                  canRemove={settings?.can_remove ?? false}
+                  onRemove={(model) => setRemoving(model)}
+                />
+              )}
+            </section>
+          );
+        })}
+
+      {installing && settings && (
+        <InstallDialog
+          settings={settings}
+          onClose={() => setInstalling(false)}
+          onStarted={(install) => {
+            setInstalling(false);
+            feed.add(install);
+            toast.success(t("models.install.started", { name: install.name }));
+          }}
+        />
+      )}
+      {removing && (
+        <ConfirmDialog
+          title={t("models.removeTitle")}
+          message={t("models.removeMessage", { name: removing.name })}
+          confirmLabel={t("models.remove")}
+          danger
+          onConfirm={() => void remove(removing)}
+          onCancel={() => setRemoving(null)}
+        />
+      )}
+    </section>
+  );
+}

