@@ -14,8 +14,9 @@ from tests.support.server import ROOT, daphne_command, free_port, make_run_envir
 
 @pytest.fixture
 def asgi_server(transactional_db, collected_static, tmp_path):
-    """``start()`` runs daphne on a free port against this test's (committed) database and data
-    directory, and returns its base URL; the server stops after the test.
+    """``start(**environment)`` runs daphne on a free port against this test's (committed)
+    database and data directory, with ``environment`` added (``HF_ENDPOINT=...``), and returns its
+    base URL; the server stops after the test.
 
     Start it once the test's data is in place and its background jobs are idle: on start the
     server re-queues documents it finds mid-ingestion.
@@ -25,12 +26,12 @@ def asgi_server(transactional_db, collected_static, tmp_path):
 
     started: list[tuple[subprocess.Popen, object]] = []
 
-    def start() -> str:
+    def start(**extra: str) -> str:
         port = free_port()
         # The one setting make run does not have: this test's own database file.
         environment = make_run_environment(
             settings.DATA_DIR, DATABASE_URL=f"sqlite:///{connection.settings_dict['NAME']}",
-            TRELLIS_WARM_LOCAL_LLM="1",
+            TRELLIS_WARM_LOCAL_LLM="1", **extra,
         )
         log_path = tmp_path / f"daphne-{port}.log"
         log = open(log_path, "wb")

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 
 import { mockApi } from "../../test/api";
 import { DETAILS, catalogRoutes } from "../../test/catalog";
+import { jsonResponse } from "../../test/fetch";
 import { renderWithProviders } from "../../test/render";
 import { toErrorSchema } from "./errors";
 import { SchemaForm, type SchemaFormProps } from "./SchemaForm";
@@ -126,6 +127,39 @@ describe("SchemaForm", () => {
     expect(last(changes).credential).toBeNull();
 
     expect(screen.getByLabelText("API key")).toHaveAttribute("type", "password");
+  });
+
+  it("offers the installed models of a model field's kind by name, and still takes any text", async () => {
+    const asked: string[] = [];
+    mockApi({
+      ...catalogRoutes(),
+      "GET /api/v1/models/": (_body, url) => {
+        asked.push(url.searchParams.get("kind") ?? "");
+        return jsonResponse([{ name: "tiny-ce", kind: "cross-encoder" }, { name: "bge-reranker", kind: "cross-encoder" }]);
+      },
+    });
+    const schema = { type: "object", properties: { model_name: {
+      type: "string", title: "Model", default: "cross-encoder/ms-marco-MiniLM-L-6-v2", "x-model-kind": "cross-encoder" } } };
+    const changes: Params[] = [];
+    renderWithProviders(<Harness schema={schema as never} initial={{ model_name: "cross-encoder/ms-marco-MiniLM-L-6-v2" }} changes={changes} />);
+
+    expect(await screen.findByText("Installed: tiny-ce, bge-reranker")).toBeInTheDocument();
+    expect(asked).toEqual(["cross-encoder"]);
+    const field = screen.getByLabelText("Model");
+    const options = [...document.querySelectorAll(`#${field.getAttribute("list")} option`)].map((option) => option.getAttribute("value"));
+    expect(options).toEqual(["tiny-ce", "bge-reranker"]);
+    expect(screen.getByText(/is not an installed model/)).toBeInTheDocument();
+    fireEvent.change(field, { target: { value: "tiny-ce" } });
+    expect(last(changes).model_name).toBe("tiny-ce");
+    expect(screen.queryByText(/is not an installed model/)).not.toBeInTheDocument();
+  });
+
+  it("says when no model of a field's kind is installed, with a way to install one", async () => {
+    mockApi({ ...catalogRoutes(), "GET /api/v1/models/": [] });
+    const schema = { type: "object", properties: { model_name: { type: "string", title: "Model", "x-model-kind": "cross-encoder" } } };
+    renderWithProviders(<Harness schema={schema as never} initial={{}} changes={[]} />);
+    expect(await screen.findByText("No model of this kind is installed yet.", { exact: false })).toBeInTheDocument();
+    expect(screen.getByRole("link", { name: "Install one on the Models page" })).toHaveAttribute("href", "/models");
   });
 
   it("follows the UI language in its validation messages", async () => {

@@ -164,7 +164,7 @@ export function InstallDialog({ settings, onStarted, onClose }: InstallDialogPro
                   onChange={(event) => setKind(event.target.value as ModelKind)}>
                   {settings.kinds.map((item) => (
                     <option key={item} value={item}>
-                      {t(`models.kinds.${item}`)}
+                      {t(`models.kind.${item}`)}
                     </option>
                   ))}
                 </select>

@@ -24,7 +24,7 @@ export function InstallList({ installs }: { installs: readonly ModelInstall[] })
                 <span className={`badge${BADGE[install.status] ?? ""}`} data-status={install.status}>
                   {t(`models.status.${install.status}`)}
                 </span>
-                <span className="chip">{t(`models.kinds.${install.kind}`)}</span>
+                <span className="chip">{t(`models.kind.${install.kind}`)}</span>
               </div>
               <span className="document__note model__source">
                 {t(`models.from.${install.source}`, { detail: install.reference })}

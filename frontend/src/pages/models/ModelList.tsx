@@ -47,9 +47,9 @@ export function ModelList({ models, presets, canRemove, onRemove }: ModelListPro
             {(model.enables.components.length > 0 || model.enables.presets.length > 0) && (
               <div className="model__enables">
                 <span>{t("models.enables")}</span>
-                {model.enables.components.map((name) => (
-                  <span key={name} className="chip chip--info">
-                    {componentName(name)}
+                {[...new Set(model.enables.components.map(componentName))].map((label) => (
+                  <span key={label} className="chip chip--info">
+                    {label}
                   </span>
                 ))}
                 {model.enables.presets.map((name) => {

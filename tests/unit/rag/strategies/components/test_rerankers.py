@@ -136,7 +136,7 @@ class TestCrossEncoderReranker:
                                    "params": {"model_name": "cross-encoder/ms-marco-MiniLM-L-6-v2"}},
                                   registry=registry, check_availability=True)
         assert [(error.path, error.code) for error in errors] == [("component", "unavailable")]
-        assert "huggingface-cli download cross-encoder/ms-marco-MiniLM-L-6-v2" in errors[0].message
+        assert "manage.py models install cross-encoder/ms-marco-MiniLM-L-6-v2 --kind cross-encoder" in errors[0].message
 
     def test_a_model_without_a_local_copy_fails_with_what_to_do_but_no_hits_need_no_model(self, tmp_path):
         reranker = CrossEncoderReranker(model_name=str(tmp_path))
