@@ -13,7 +13,7 @@ corpus as distractors until ``--docs`` abstracts. nDCG@10 on this subset is ther
 on the full 5,183 abstracts; compare presets with each other, not with published figures.
 
 Stores: the production ones, in a temporary directory. ``KnowledgeBaseStores`` over a Chroma
-``PersistentClient`` (vectors of all-MiniLM-L6-v2, the English knowledge-base default, computed
+``PersistentClient`` (vectors of all-MiniLM-L6-v2 int8, the English knowledge-base default, computed
 by the component's ``embed_documents`` and upserted by ``VectorCollection.upsert``) and the BM25
 index it builds and saves on first use. Each preset of ``rag.presets.PRESETS`` is validated
 with ``check_availability`` (an unavailable one is reported as skipped with the validator's
@@ -67,7 +67,7 @@ from rag.core import build, validate_tree  # noqa: E402
 from rag.presets import PRESETS  # noqa: E402
 from rag.tracing import TraceRecorder, recording  # noqa: E402
 
-EMBEDDING = {"component": "AllMiniLML6V2Embedding", "params": {}}
+EMBEDDING = {"component": "AllMiniLML6V2OnnxEmbedding", "params": {}}  # the English default
 LLM_COMPONENTS = {"LocalLLM", "OpenAICompatibleLLM", "LLMRerankRetriever", "AgenticEnsembleRetriever"}
 
 
@@ -93,7 +93,7 @@ def subset(records: list[dict], queries: list[dict], qrels: dict, docs: int) -> 
 
 def vectors_for(corpus: ChunkCorpus, embedding, use_cache: bool) -> tuple[np.ndarray, float, bool]:
     texts = [chunk.text for chunk in corpus.ordered]
-    digest = hashlib.sha256("\x00".join([embedding.model_key, *texts]).encode()).hexdigest()[:20]
+    digest = hashlib.sha256("\x00".join([f"{embedding.NAME}:{embedding.model_key}", *texts]).encode()).hexdigest()[:20]
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "trellis-bench" / f"vectors-{digest}.npy"
     if use_cache and cache.is_file():
         return np.load(cache), 0.0, True

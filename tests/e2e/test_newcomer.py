@@ -152,6 +152,9 @@ def test_a_newcomer_signs_in_uploads_and_gets_a_streamed_cited_answer(newcomer, 
     expect(page.get_by_text("Ask your documents")).to_be_visible()
     page.get_by_role("navigation").get_by_role("link", name="Evaluation").click()
     expect(page.get_by_role("heading", name="Evaluation", level=1)).to_be_visible()
+    page.get_by_role("navigation").get_by_role("link", name="Models").click()
+    expect(page.get_by_role("heading", name="Models", level=1)).to_be_visible()
+    expect(page.locator('section[data-kind="embedding"] li[data-model-name="all-minilm-l6-v2-int8"]')).to_be_visible()
     page.goto(newcomer.url + "/admin/")
     expect(page.get_by_role("heading", name=re.compile("Site administration"))).to_be_visible()
     screenshot("newcomer-admin")
@@ -218,6 +221,9 @@ RUN_ELSEWHERE = {
     ".venv/bin/python bench/ingest.py": "a benchmark (~1 min); figures in bench/README.md",
     ".venv/bin/python bench/retrieval.py": "a benchmark (~3 min); figures in bench/README.md",
     ".venv/bin/python bench/chat_load.py": "a benchmark; tests/integration/security/test_chat_load.py runs it",
+    ".venv/bin/python manage.py models install cross-encoder/ms-marco-MiniLM-L-6-v2 --kind cross-encoder":
+        "needs the Hugging Face Hub; tests/integration/models/test_models_command.py runs this command against a "
+        "loopback hub (HF_ENDPOINT)",
 }
 
 
@@ -244,6 +250,9 @@ EXPECTED_OUTPUT = {
     ".venv/bin/python manage.py evaluate --dataset cranfield --pipeline keyword --pipeline hybrid":
         re.compile(r"\| keyword \| 225 \| 0\.\d{3} .*\n\| hybrid \| 225 \| 0\.\d{3} ", re.DOTALL),
     ".venv/bin/python manage.py evaluate --dataset cranfield --pipeline hybrid --limit 50 --json": "evaluation-json",
+    ".venv/bin/python manage.py models list":
+        re.compile(r"^embedding\n  all-minilm-l6-v2-int8 .*Apache-2\.0.*AllMiniLML6V2OnnxEmbedding.*^llm\n  qwen2\.5-0\.5b-instruct",
+                   re.DOTALL | re.MULTILINE),
 }
 COMMAND_TIMEOUT_S = 900
 

@@ -179,6 +179,9 @@ class AllMiniLML6V2OnnxEmbedding(EmbeddingModel):
         options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
         options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.log_severity_level = 3
+        # Threads that spin between batches take the cores the other ingestion work needs
+        # (parsing, chunking, Chroma, a second job); sleeping costs little at batch granularity.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
             session = onnxruntime.InferenceSession(str(verified_model_file()), options,
                                                    providers=["CPUExecutionProvider"])

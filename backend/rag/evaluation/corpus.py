@@ -148,7 +148,7 @@ class MemoryStores:
         ordered = [chunk for positions in self.chunks.values() for chunk in positions.values()]
         ids = np.array([chunk.id for chunk in ordered], dtype=np.int64)
         texts = [chunk.text for chunk in ordered]
-        cache = self._cache_file(model_key, texts)
+        cache = self._cache_file(f"{embedder.NAME}:{model_key}", texts)
         if cache is not None and cache.is_file():
             vectors = np.load(cache)
             if vectors.shape[0] == len(texts):
@@ -165,10 +165,13 @@ class MemoryStores:
             os.replace(temporary, cache)
         return ids, vectors
 
-    def _cache_file(self, model_key: str, texts: Sequence[str]) -> Path | None:
+    def _cache_file(self, encoder: str, texts: Sequence[str]) -> Path | None:
+        # Keyed by the component too: components sharing a vector space (the int8 and PyTorch
+        # all-MiniLM-L6-v2) give near-identical vectors, but a benchmark of one must not read the
+        # other's.
         if self.cache_dir is None:
             return None
-        digest = hashlib.sha256("\x00".join([model_key, *texts]).encode()).hexdigest()[:20]
+        digest = hashlib.sha256("\x00".join([encoder, *texts]).encode()).hexdigest()[:20]
         return self.cache_dir / f"vectors-{digest}.npy"
 
 

@@ -31,7 +31,7 @@ def test_creating_a_knowledge_base_fills_the_default_components_and_its_vector_i
     assert body["chunker"] == {"component": "RecursiveCharacterChunker",
                                "params": {"chunk_size": 1000, "chunk_overlap": 100,
                                           "separators": body["chunker"]["params"]["separators"]}}
-    assert body["embedding_model"]["component"] == "AllMiniLML6V2Embedding"
+    assert body["embedding_model"]["component"] == "AllMiniLML6V2OnnxEmbedding"
     assert (body["document_count"], body["ready_count"], body["chunk_total"]) == (0, 0, 0)
     indexes = api.get(reverse("knowledge-base-indexes", args=[body["id"]])).json()
     assert [(index["metric"], index["status"]) for index in indexes] == [("cosine", "ready")]

@@ -64,11 +64,16 @@ class Command(BaseCommand):
             return
         for kind in KINDS:
             rows = [model for model in models if model["kind"] == kind]
-            if not rows:
+            if options.get("kind") not in (None, kind):
                 continue
             self.stdout.write(kind)
+            if not rows:
+                self.stdout.write("  none installed" + (
+                    " (manage.py models install <hub id|zip|folder> --kind cross-encoder)" if kind == "cross-encoder" else ""))
             for model in rows:
-                enables = ", ".join(model["enables"]["components"] + model["enables"]["presets"]) or "—"
+                enables = ", ".join(model["enables"]["components"]) or "—"
+                if model["enables"]["presets"]:
+                    enables += f"; presets {', '.join(model['enables']['presets'])}"
                 source = f"{model['source']}: {model['source_detail']}"
                 self.stdout.write(f"  {model['name']:<28} {_size(model['size']):>10}  {model['license'] or '—':<12} "
                                   f"{source}  → {enables}")
