@@ -7,6 +7,7 @@ import importlib.util
 import os
 import threading
 from collections.abc import Hashable
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -24,6 +25,18 @@ MAX_SEQUENCE = 256
 
 _verified: dict[str, bool] = {}
 _verified_lock = threading.Lock()
+_pools: dict[int, ThreadPoolExecutor] = {}
+_pools_lock = threading.Lock()
+
+
+def batch_pool(threads: int) -> ThreadPoolExecutor:
+    """The process's pool of ``threads`` threads that run batches, shared by every component
+    and caller, so concurrent ingestion jobs never run more batches at once than there are
+    cores."""
+    with _pools_lock:
+        if threads not in _pools:
+            _pools[threads] = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="onnx-batch")
+        return _pools[threads]
 
 
 def _package_dir(module: str) -> Path | None:
@@ -104,6 +117,11 @@ class AllMiniLML6V2OnnxEmbedding(EmbeddingModel):
     length, so little of each batch is padding; vectors are mean-pooled over the real tokens and
     come back in the order given.
 
+    Every core is used by running batches side by side, each on one thread, from a pool shared
+    by the process (``batch_pool``), rather than one batch on several threads: a batch on one
+    thread never waits at a barrier for a core that other work (parsing, a second ingestion job,
+    another process) holds, and two ingestion jobs share the cores instead of queueing.
+
     Its vectors are those of ``AllMiniLML6V2Embedding`` up to quantisation (cosine ≥ 0.999 to the
     PyTorch vectors, same neighbours), so both components share the ``model_key``
     ``all-minilm-l6-v2``: a knowledge base indexed by one is searched by the other without
@@ -116,7 +134,7 @@ class AllMiniLML6V2OnnxEmbedding(EmbeddingModel):
     device : "CPU"
         The int8 model runs on the CPU.
     threads : int or None
-        onnxruntime's threads for one batch; None uses every core this process may run on.
+        How many batches run at once, one thread each; None: one per core this process may run on.
     """
 
     ICON = "zap"
@@ -147,9 +165,9 @@ class AllMiniLML6V2OnnxEmbedding(EmbeddingModel):
         threads: int | None = param(
             None, ge=1, le=256,
             title=ml("CPU threads", "Hilos de CPU", "CPU 執行緒"),
-            description=ml("Threads one batch runs on; empty uses every core.",
-                           "Hilos con los que se procesa un lote; vacío usa todos los núcleos.",
-                           "處理一個批次所用的執行緒；留空則使用所有核心。"),
+            description=ml("How many batches run at once, one thread each; empty: one per core.",
+                           "Cuántos lotes se procesan a la vez, un hilo cada uno; vacío: uno por núcleo.",
+                           "同時處理的批次數，每批一個執行緒；留空：每個核心一個。"),
         )
 
     @property
@@ -164,7 +182,7 @@ class AllMiniLML6V2OnnxEmbedding(EmbeddingModel):
         return self.params.threads or cpu_count()
 
     def _model_identity(self) -> Hashable:
-        return ("onnx-int8", "all-MiniLM-L6-v2", self._threads())
+        return ("onnx-int8", "all-MiniLM-L6-v2")
 
     def _load_model(self) -> LoadedOnnxModel:
         problem = self._availability_problem(self.params)
@@ -174,14 +192,13 @@ class AllMiniLML6V2OnnxEmbedding(EmbeddingModel):
         from tokenizers import Tokenizer
 
         options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = self._threads()
+        # One thread per run: parallelism comes from running batches side by side (the session
+        # is thread-safe), so no thread spins or waits for another.
+        options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
         options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
         options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.log_severity_level = 3
-        # Threads that spin between batches take the cores the other ingestion work needs
-        # (parsing, chunking, Chroma, a second job); sleeping costs little at batch granularity.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
             session = onnxruntime.InferenceSession(str(verified_model_file()), options,
                                                    providers=["CPUExecutionProvider"])
@@ -219,13 +236,27 @@ class AllMiniLML6V2OnnxEmbedding(EmbeddingModel):
         encodings = model.tokenizer.encode_batch(texts, add_special_tokens=False)
         ids = [encoding.ids[:self.MAX_TOKENS] for encoding in encodings]
         order = sorted(range(len(ids)), key=lambda row: len(ids[row]))
-        vectors = np.empty((len(texts), self.DIMENSION), dtype=np.float32)
         size = self.params.batch_size
-        for start in range(0, len(order), size):
-            rows = order[start:start + size]
-            vectors[rows] = self._run([ids[row] for row in rows])
+        batches = [order[start:start + size] for start in range(0, len(order), size)]
+        vectors = np.empty((len(texts), self.DIMENSION), dtype=np.float32)
+        if len(batches) == 1:
+            vectors[batches[0]] = self._run([ids[row] for row in batches[0]])
             if progress is not None:
-                progress(min(start + size, len(order)), len(order))
+                progress(len(texts), len(texts))
+            return vectors
+        pool = batch_pool(self._threads())
+        pending = {pool.submit(self._run, [ids[row] for row in rows]): rows for rows in batches}
+        done = 0
+        try:
+            for future in as_completed(pending):
+                rows = pending[future]
+                vectors[rows] = future.result()
+                done += len(rows)
+                if progress is not None:
+                    progress(done, len(texts))
+        finally:
+            for future in pending:
+                future.cancel()
         return vectors
 
     def _ids(self, text: str) -> list[int]:
@@ -244,11 +275,8 @@ class AllMiniLML6V2OnnxEmbedding(EmbeddingModel):
             input_ids[row, 1:len(ids) + 1] = ids
             input_ids[row, len(ids) + 1] = model.sep_id
             mask[row, :len(ids) + 2] = 1
-        assert self._shared is not None
-        # One batch at a time: each already runs on every core.
-        with self._shared.lock:
-            hidden = model.session.run(None, {"input_ids": input_ids, "attention_mask": mask,
-                                              "token_type_ids": np.zeros_like(input_ids)})[0]
+        hidden = model.session.run(None, {"input_ids": input_ids, "attention_mask": mask,
+                                          "token_type_ids": np.zeros_like(input_ids)})[0]
         weights = mask[:, :, None].astype(np.float32)
         return (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
 

@@ -2,6 +2,7 @@
 vectors and indexes, batched by length, reporting progress per batch, on every core."""
 
 import re
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -100,10 +101,29 @@ def test_it_is_the_english_default_and_builds_from_its_reference():
     assert AllMiniLML6V2OnnxEmbedding.availability_problem({}) is None
 
 
-def test_one_batch_runs_on_every_core_unless_told_otherwise(minilm_int8):
-    options = minilm_int8._model.session.get_session_options()
-    assert options.intra_op_num_threads == cpu_count()
-    assert AllMiniLML6V2OnnxEmbedding(threads=1)._model.session.get_session_options().intra_op_num_threads == 1
+def test_batches_run_side_by_side_one_per_core_each_on_one_thread(minilm_int8, paragraphs, monkeypatch):
+    assert minilm_int8._model.session.get_session_options().intra_op_num_threads == 1
+    cores = cpu_count()
+    assert onnx_minilm.batch_pool(cores)._max_workers == cores
+    # Every pool thread must be inside a batch at the same time for the barrier to open.
+    together = threading.Barrier(min(cores, 2), timeout=30)
+    threads = set()
+    real_run = AllMiniLML6V2OnnxEmbedding._run
+
+    def run(self, batch):
+        name = threading.current_thread().name
+        if name not in threads:  # each thread's first batch waits for the others' first
+            threads.add(name)
+            together.wait()
+        return real_run(self, batch)
+
+    monkeypatch.setattr(AllMiniLML6V2OnnxEmbedding, "_run", run)
+    calls = []
+    AllMiniLML6V2OnnxEmbedding(batch_size=4).embed_documents(paragraphs[:16], progress=lambda *call: calls.append(call))
+    assert len(threads) == min(cores, 2) and all(name.startswith("onnx-batch") for name in threads)
+    assert [done for done, _ in calls] == [4, 8, 12, 16]
+    assert onnx_minilm.batch_pool(1)._max_workers == 1
+    assert AllMiniLML6V2OnnxEmbedding(threads=1)._threads() == 1
 
 
 def test_a_model_file_that_does_not_match_the_pinned_digest_is_refused(monkeypatch):
