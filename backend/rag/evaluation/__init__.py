@@ -11,11 +11,14 @@ from .answers import (
     answer_contains,
     answer_tokens,
     citation_precision,
+    concise_contains,
     exact_match,
     judge_faithfulness,
+    longest_shared_span,
     normalize_answer,
     strip_citations,
     token_f1,
+    verbatim_copy,
 )
 from .corpus import EvaluationCorpus, MemoryStores, MemoryVectorCollection, build_corpus
 from .datasets import (
@@ -90,6 +93,7 @@ __all__ = [
     "bootstrap_ci",
     "build_corpus",
     "citation_precision",
+    "concise_contains",
     "clean",
     "compare",
     "compare_paired",
@@ -106,6 +110,7 @@ __all__ = [
     "flat_summary",
     "pipeline_summaries",
     "judge_faithfulness",
+    "longest_shared_span",
     "load_beir",
     "load_beir_archive",
     "markdown_report",
@@ -122,5 +127,6 @@ __all__ = [
     "strategy_config",
     "strip_citations",
     "token_f1",
+    "verbatim_copy",
     "write_beir",
 ]
