@@ -8,7 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from credentials.selectors import credential_resolver_for
+from credentials.services import credential_resolver_for
 from knowledge.models import KnowledgeBase
 from knowledge.runtime import retriever_infra
 from knowledge.services.demo import DEMO_NAME

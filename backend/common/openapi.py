@@ -40,7 +40,7 @@ WHY = {
     "415": "The body is in a media type this operation does not read.",
     "429": "Too many failed attempts; the Retry-After header says when to try again.",
 }
-# Operations behind the sign-in throttle (config.security.SignInThrottleMiddleware).
+# Operations behind the sign-in throttle (accounts.middleware.SignInThrottleMiddleware).
 THROTTLED = frozenset({"auth_session_create"})
 
 
