@@ -19,8 +19,7 @@ import jobs
 from common.i18n import translate
 from pipelines.models import Pipeline
 from pipelines.runtime import pipeline_strategy
-from pipelines.selectors import pipeline_readiness
-from pipelines.selectors import pipeline_get
+from pipelines.selectors import pipeline_get, pipeline_readiness
 from rag.core import TrellisError, readable_error
 from rag.core.i18n import gettext_noop
 from rag.strategies import Strategy

@@ -73,7 +73,7 @@ def document_error_responses(result: dict[str, Any], generator: Any, request: An
     schemas.setdefault("ValidationErrors", VALIDATION_ERRORS)
     field_errors = {"$ref": "#/components/schemas/FieldErrors"}
     validation_errors = {"$ref": "#/components/schemas/ValidationErrors"}
-    for path, operations in result.get("paths", {}).items():
+    for operations in result.get("paths", {}).values():
         for method, operation in operations.items():
             if method not in METHODS:
                 continue

@@ -12,6 +12,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
+
 from rag.locations import datasets_dir
 
 BASE_DIR = Path(__file__).resolve().parents[2]

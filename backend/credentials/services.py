@@ -18,7 +18,14 @@ from django.db.models import Case, IntegerField, Value, When
 from django.utils import timezone
 
 from rag.components import load_components
-from rag.core import ConfigObject, ConfigValidationError, CredentialError, CredentialResolver, FieldError, validate_or_raise
+from rag.core import (
+    ConfigObject,
+    ConfigValidationError,
+    CredentialError,
+    CredentialResolver,
+    FieldError,
+    validate_or_raise,
+)
 from rag.credentials import CredentialComponent
 
 from . import crypto

@@ -24,7 +24,6 @@ from rag.evaluation import REPORT_FILES
 from . import selectors, services
 from .models import Evaluation, EvaluationDataset
 
-
 # -- datasets -------------------------------------------------------------------------------------
 
 

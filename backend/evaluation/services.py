@@ -35,7 +35,6 @@ from rag.evaluation import (
     CorpusDocument,
     DatasetError,
     EvaluationCorpus,
-    EvaluationDataset as EngineDataset,
     PipelineSpec,
     Query,
     RunOptions,
@@ -46,6 +45,9 @@ from rag.evaluation import (
     pipeline_summaries,
     strategy_config,
     write_report,
+)
+from rag.evaluation import (
+    EvaluationDataset as EngineDataset,
 )
 from rag.presets import PRESETS
 

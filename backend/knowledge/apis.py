@@ -23,7 +23,6 @@ from rag.core.i18n import gettext_noop
 from . import selectors, services
 from .models import Document, KnowledgeBase
 
-
 # -- shared shapes ---------------------------------------------------------------------------
 
 

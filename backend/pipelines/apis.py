@@ -11,8 +11,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from common.api import LANG_PARAMETER, get_for_owner, no_such, validated
-from knowledge.selectors import knowledge_base_get
 from knowledge.models import KnowledgeBase
+from knowledge.selectors import knowledge_base_get
 from rag.core.i18n import gettext_noop
 
 from . import selectors, services

@@ -103,7 +103,8 @@ def _ingest(run: Run, knowledge_base: KnowledgeBase) -> None:
     try:
         data = (settings.DATA_DIR / document.file).read_bytes()
     except FileNotFoundError:
-        raise IngestionFailure(gettext_noop("the uploaded file is missing from the data directory"), "missing_file")
+        raise IngestionFailure(gettext_noop("the uploaded file is missing from the data directory"),
+                               "missing_file") from None
     parsed = parse_document_isolated(data, document.name, document.mime or None, limits=ParseLimits(
         max_bytes=settings.TRELLIS_MAX_UPLOAD_BYTES,
         max_pages=settings.TRELLIS_MAX_PAGES,

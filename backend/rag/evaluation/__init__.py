@@ -32,6 +32,7 @@ from .datasets import (
     readme_title,
     write_beir,
 )
+from .depth import deepen
 from .metrics import (
     RECALL_CURVE_KS,
     RETRIEVAL_METRICS,
@@ -42,7 +43,6 @@ from .metrics import (
     query_metrics,
     recall_at,
 )
-from .depth import deepen
 from .report import (
     REPORT_FILES,
     answers_table,
@@ -123,4 +123,5 @@ __all__ = [
     "strip_citations",
     "token_f1",
     "write_beir",
+    "write_report",
 ]

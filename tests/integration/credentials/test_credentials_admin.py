@@ -8,7 +8,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from credentials import selectors, services
+from credentials import services
 from credentials.models import Credential
 
 from .conftest import OTHER_SECRET, SECRET, logged_in

@@ -161,9 +161,9 @@ def test_a_pipeline_component_gets_the_stored_key_as_its_bearer_token(owner, scr
 
 def test_a_wrong_key_gives_a_readable_error_naming_the_credential(owner):
     store(owner)
-    with override_settings(TRELLIS_CREDENTIALS_KEY=crypto.generate_key(), TRELLIS_CREDENTIALS_OLD_KEYS=[]):
-        with pytest.raises(CredentialError) as caught:
-            services.credential_resolver_for(owner)("openai-main")
+    with override_settings(TRELLIS_CREDENTIALS_KEY=crypto.generate_key(), TRELLIS_CREDENTIALS_OLD_KEYS=[]), \
+            pytest.raises(CredentialError) as caught:
+        services.credential_resolver_for(owner)("openai-main")
     assert str(caught.value) == ("the credentials key cannot decrypt credential 'openai-main'; was "
                                  "TRELLIS_CREDENTIALS_KEY rotated without TRELLIS_CREDENTIALS_OLD_KEYS?")
 

@@ -28,7 +28,6 @@ from rag.evaluation import (
     write_report,
 )
 
-
 MAX_DEPTH = 1000  # the largest top_k a retriever takes
 
 

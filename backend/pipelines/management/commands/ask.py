@@ -37,7 +37,7 @@ class Command(BaseCommand):
         try:
             strategy = self._strategy(pipeline, knowledge_base, docs)
         except ConfigValidationError as exc:
-            raise CommandError("the pipeline is not valid:\n" + "\n".join(f"  {error}" for error in exc.errors))
+            raise CommandError("the pipeline is not valid:\n" + "\n".join(f"  {error}" for error in exc.errors)) from None
         state: dict[str, Any] = {}
         for event in strategy.stream(question):
             if event["type"] == "generation.delta" and not json:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag.core import FieldError, ConfigValidationError, TrellisError, readable_error
+from rag.core import ConfigValidationError, FieldError, TrellisError, readable_error
 from rag.core.errors import UNEXPECTED
 
 pytestmark = pytest.mark.unit
