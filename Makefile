@@ -15,7 +15,6 @@ QUIET_PIP := 2>&1 | { grep -v "is ignored: it is neither a file nor a directory"
 HOST ?= 127.0.0.1
 PORT ?= 8000
 export TRELLIS_DATA_DIR ?= $(CURDIR)/var
-export PYTHONPATH := $(CURDIR)/backend
 # The packaged models are all we use; never let a library reach for a model hub.
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
@@ -44,9 +43,14 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip==26.3 $(QUIET_PIP)
 
-$(VENV)/.runtime: requirements.txt requirements-nodeps.txt constraints.txt | $(PY)
+# The project itself goes in editable (pyproject.toml: backend/ is the source root), so the
+# virtualenv's Python imports rag and the apps from this checkout, wherever it is started.
+# Built with the pinned setuptools of the virtualenv (Python 3.11's own is too old to build it).
+$(VENV)/.runtime: requirements.txt requirements-nodeps.txt constraints.txt pyproject.toml | $(PY)
 	$(PIP) install --quiet -r requirements.txt -c constraints.txt $(QUIET_PIP)
 	$(PIP) install --quiet --no-deps -r requirements-nodeps.txt $(QUIET_PIP)
+	$(PIP) install --quiet setuptools==84.2.1 $(QUIET_PIP)
+	$(PIP) install --quiet --no-deps --no-build-isolation -e . $(QUIET_PIP)
 	@touch $@
 
 $(VENV)/.dev: requirements-dev.txt requirements.txt constraints.txt | $(VENV)/.runtime

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from django.contrib.auth import authenticate, login, logout
-from django.utils.translation import gettext as _
 from django.utils.decorators import method_decorator
+from django.utils.translation import gettext as _
 from django.views.decorators.csrf import ensure_csrf_cookie
 from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import serializers, status

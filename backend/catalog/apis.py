@@ -10,7 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import LANG_PARAMETER, FieldErrorSerializer
+from common.api import LANG_PARAMETER, FieldErrorSerializer
 from rag.core import KINDS
 
 from . import selectors

@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-
-from config.i18n import translate
+from common.i18n import translate
 from rag.components import load_components
 from rag.core import FieldError, localize_schema, normalize_language, render_representation, validate_tree
 from rag.core.tree import iter_nodes

@@ -12,6 +12,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
+
 from rag.locations import datasets_dir
 
 BASE_DIR = Path(__file__).resolve().parents[2]
@@ -112,6 +113,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "channels",
+    "common",
     "jobs",
     "accounts",
     "catalog",
@@ -125,15 +127,15 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    "config.security.ContentSecurityPolicyMiddleware",
+    "common.security.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
-    "config.middleware.QueryLanguageMiddleware",
+    "common.middleware.QueryLanguageMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "config.security.SignInThrottleMiddleware",
+    "accounts.middleware.SignInThrottleMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -279,14 +281,15 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": [
         "rest_framework.permissions.IsAuthenticated",
-        "config.permissions.OwnsPathObjects",
+        "common.permissions.OwnsPathObjects",
     ],
     "DEFAULT_PARSER_CLASSES": [
-        "config.parsers.BoundedJSONParser",  # deeply nested JSON is a 400, not a RecursionError
+        "common.parsers.BoundedJSONParser",  # deeply nested JSON is a 400, not a RecursionError
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "common.api.exception_handler",
     "DEFAULT_PAGINATION_CLASS": None,
 }
 
@@ -302,7 +305,7 @@ SPECTACULAR_SETTINGS = {
     # The 400/403/404/415 answers DRF gives before a view runs, documented on every operation.
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "config.openapi.document_error_responses",
+        "common.openapi.document_error_responses",
     ],
     "ENUM_NAME_OVERRIDES": {
         "DocumentStatusEnum": "knowledge.models.Document.Status",

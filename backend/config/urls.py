@@ -12,7 +12,7 @@ api_v1 = [
     path("", include("evaluation.urls")),
 ]
 
-handler404 = "config.errors.not_found"
+handler404 = "common.errors.not_found"
 
 urlpatterns = [
     path("admin/", admin.site.urls),

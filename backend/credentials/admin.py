@@ -11,7 +11,8 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils import translation
-from django.utils.translation import gettext, gettext_lazy as _
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from rag.components import load_components
 from rag.core import ConfigValidationError, CredentialError, localize_schema
@@ -30,7 +31,7 @@ def credential_kinds() -> list[type[CredentialComponent]]:
 
 
 def _component(kind: str) -> type[CredentialComponent] | None:
-    return next((component for component in credential_kinds() if component.NAME == kind), None)
+    return next((component for component in credential_kinds() if kind == component.NAME), None)
 
 
 def _param_field(prop: dict[str, Any], *, secret: bool, editing: bool, initial: Any) -> forms.Field:

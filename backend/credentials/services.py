@@ -11,16 +11,26 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
+from django.db.models import Case, IntegerField, Value, When
+from django.utils import timezone
 
 from rag.components import load_components
-from rag.core import ConfigValidationError, FieldError, validate_or_raise
+from rag.core import (
+    ConfigObject,
+    ConfigValidationError,
+    CredentialError,
+    CredentialResolver,
+    FieldError,
+    validate_or_raise,
+)
 from rag.credentials import CredentialComponent
 
 from . import crypto
 from .models import Credential
+from .selectors import visible_to
 
 logger = logging.getLogger(__name__)
 
@@ -165,3 +175,47 @@ def credentials_rotate_key(*, new_key: str) -> int:
         Credential.objects.bulk_update(credentials, ["secret"], batch_size=500)
     logger.info("re-encrypted %d credential(s) with the key %s", len(credentials), crypto.key_fingerprint(new_key))
     return len(credentials)
+
+
+def credential_resolve(*, user: AbstractBaseUser | AnonymousUser | None, name: str) -> ConfigObject:
+    """The credential component called ``name``, built with its decrypted secret: the user's own
+    credential of that name, else a shared one. Records the use in ``last_used_at``.
+
+    Raises
+    ------
+    rag.core.CredentialError
+        When no such credential is available to the user, or it cannot be decrypted or built.
+    """
+    own_first = Case(When(owner_id=getattr(user, "pk", None), then=Value(0)), default=Value(1),
+                     output_field=IntegerField())
+    credential = (Credential.objects.filter(visible_to(user), name=name)
+                  .order_by(own_first, "-shared", "id").first())
+    if credential is None:
+        raise CredentialError(f"no credential named {name!r} is available to you")
+    registry = load_components()
+    if credential.kind not in registry:
+        raise CredentialError(f"the credential {name!r} is of kind {credential.kind!r}, which this version of "
+                              f"Trellis does not know")
+    secrets = crypto.decrypt_secrets(credential.secret, name=name)
+    try:
+        component = registry.get(credential.kind)(**{**credential.public_params, **secrets})
+    except ConfigValidationError as exc:
+        paths = ", ".join(error.path for error in exc.errors)
+        raise CredentialError(f"the credential {name!r} no longer fits {credential.kind} ({paths}); "
+                              f"edit it in the admin panel") from None
+    Credential.objects.filter(pk=credential.pk).update(last_used_at=timezone.now())
+    logger.info("credential %r (%s) resolved for user %s", name, credential.kind, getattr(user, "pk", None))
+    return component
+
+
+def credential_resolver_for(user: AbstractBaseUser | AnonymousUser | None) -> CredentialResolver:
+    """A resolver for ``ConfigObject.set_credential_resolver`` / ``rag.core.build(credentials=...)``
+    that resolves names as ``user`` (see ``credential_resolve``).
+
+    It queries the database on each call; from async code, call it through ``sync_to_async``.
+    """
+
+    def resolve(name: str) -> ConfigObject:
+        return credential_resolve(user=user, name=name)
+
+    return resolve

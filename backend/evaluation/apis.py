@@ -16,15 +16,13 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
-from config.api import INVALID, LANG_PARAMETER, config_errors, errors_response, message_error, serializer_errors
+from common.api import INVALID, LANG_PARAMETER, Invalid, get_for_owner, message_error, no_such, validated
 from pipelines.selectors import pipeline_list
-from rag.core import ConfigValidationError
 from rag.core.i18n import gettext_noop
 from rag.evaluation import REPORT_FILES
 
 from . import selectors, services
 from .models import Evaluation, EvaluationDataset
-
 
 # -- datasets -------------------------------------------------------------------------------------
 
@@ -60,10 +58,7 @@ class DatasetOutputSerializer(serializers.Serializer):
 
 
 def _dataset(request: Request, dataset_id: int) -> EvaluationDataset:
-    try:
-        return selectors.dataset_get(user=request.user, dataset_id=dataset_id)
-    except EvaluationDataset.DoesNotExist:
-        raise Http404 from None
+    return get_for_owner(selectors.dataset_get, user=request.user, dataset_id=dataset_id)
 
 
 def _dataset_data(dataset: EvaluationDataset, request: Request) -> dict[str, Any]:
@@ -101,16 +96,10 @@ class DatasetImportApi(APIView):
     @extend_schema(operation_id="evaluation_datasets_import", request=InputSerializer, parameters=[LANG_PARAMETER],
                    responses={201: DatasetOutputSerializer, **INVALID})
     def post(self, request: Request) -> Response:
-        payload = self.InputSerializer(data=request.data)
-        if not payload.is_valid():
-            return errors_response(serializer_errors(payload.errors))
-        data = payload.validated_data
-        try:
-            dataset = services.dataset_import_shared(
-                owner=request.user, shared_name=data["dataset"], name=data["name"] or None,
-                max_queries=data["max_queries"], max_documents=data["max_documents"], chunker=data["chunker"])
-        except ConfigValidationError as exc:
-            return errors_response(config_errors(exc, request.LANGUAGE_CODE))
+        data = validated(self.InputSerializer, request.data)
+        dataset = services.dataset_import_shared(
+            owner=request.user, shared_name=data["dataset"], name=data["name"] or None,
+            max_queries=data["max_queries"], max_documents=data["max_documents"], chunker=data["chunker"])
         return Response(_dataset_data(dataset, request), status=status.HTTP_201_CREATED)
 
 
@@ -128,16 +117,10 @@ class DatasetUploadApi(APIView):
     @extend_schema(operation_id="evaluation_datasets_upload", request={"multipart/form-data": InputSerializer},
                    parameters=[LANG_PARAMETER], responses={201: DatasetOutputSerializer, **INVALID})
     def post(self, request: Request) -> Response:
-        payload = self.InputSerializer(data=request.data)
-        if not payload.is_valid():
-            return errors_response(serializer_errors(payload.errors))
-        data = payload.validated_data
-        try:
-            dataset = services.dataset_import_archive(
-                owner=request.user, name=data["name"], archive=data["file"], max_queries=data["max_queries"],
-                max_documents=data["max_documents"], chunker=data["chunker"])
-        except ConfigValidationError as exc:
-            return errors_response(config_errors(exc, request.LANGUAGE_CODE))
+        data = validated(self.InputSerializer, request.data)
+        dataset = services.dataset_import_archive(
+            owner=request.user, name=data["name"], archive=data["file"], max_queries=data["max_queries"],
+            max_documents=data["max_documents"], chunker=data["chunker"])
         return Response(_dataset_data(dataset, request), status=status.HTTP_201_CREATED)
 
 
@@ -219,10 +202,7 @@ class EvaluationDetailSerializer(EvaluationOutputSerializer):
 
 
 def _evaluation(request: Request, evaluation_id: int) -> Evaluation:
-    try:
-        return selectors.evaluation_get(user=request.user, evaluation_id=evaluation_id)
-    except Evaluation.DoesNotExist:
-        raise Http404 from None
+    return get_for_owner(selectors.evaluation_get, user=request.user, evaluation_id=evaluation_id)
 
 
 class EvaluationListApi(APIView):
@@ -259,27 +239,18 @@ class EvaluationCreateApi(APIView):
     @extend_schema(operation_id="evaluations_create", request=InputSerializer, parameters=[LANG_PARAMETER],
                    responses={201: EvaluationOutputSerializer, **INVALID})
     def post(self, request: Request) -> Response:
-        payload = self.InputSerializer(data=request.data)
-        if not payload.is_valid():
-            return errors_response(serializer_errors(payload.errors))
-        data = payload.validated_data
-        try:
-            dataset = selectors.dataset_get(user=request.user, dataset_id=data["dataset"])
-        except EvaluationDataset.DoesNotExist:
-            return errors_response([message_error("dataset", gettext_noop("no such dataset"), "not_found",
-                                                  request.LANGUAGE_CODE)])
+        data = validated(self.InputSerializer, request.data)
+        dataset = get_for_owner(selectors.dataset_get, user=request.user, dataset_id=data["dataset"],
+                                missing=no_such("dataset", gettext_noop("no such dataset"), request.LANGUAGE_CODE))
         owned = {pipeline.pk: pipeline for pipeline in pipeline_list(user=request.user).filter(pk__in=data["pipelines"])}
         missing = [message_error(f"pipelines[{index}]", gettext_noop("no such pipeline"), "not_found", request.LANGUAGE_CODE)
                    for index, pipeline_id in enumerate(data["pipelines"]) if pipeline_id not in owned]
         if missing:
-            return errors_response(missing)
-        try:
-            evaluation = services.evaluation_create(
-                owner=request.user, dataset=dataset, pipelines=[owned[pk] for pk in data["pipelines"]],
-                presets=data["presets"], query_limit=data["query_limit"], depth=data["depth"],
-                answer_queries=data["answer_queries"], judge=data["judge"], seed=data["seed"])
-        except ConfigValidationError as exc:
-            return errors_response(config_errors(exc, request.LANGUAGE_CODE))
+            raise Invalid(missing)
+        evaluation = services.evaluation_create(
+            owner=request.user, dataset=dataset, pipelines=[owned[pk] for pk in data["pipelines"]],
+            presets=data["presets"], query_limit=data["query_limit"], depth=data["depth"],
+            answer_queries=data["answer_queries"], judge=data["judge"], seed=data["seed"])
         evaluation = selectors.evaluation_get(user=request.user, evaluation_id=evaluation.pk)
         return Response(EvaluationOutputSerializer(evaluation, context={"request": request}).data,
                         status=status.HTTP_201_CREATED)
@@ -320,11 +291,11 @@ class EvaluationComparisonApi(APIView):
     def get(self, request: Request, evaluation_id: int) -> Response:
         evaluation = _evaluation(request, evaluation_id)
         if len(evaluation.pipelines) < 2:
-            return errors_response([message_error(
+            raise Invalid([message_error(
                 "pipelines", gettext_noop("a comparison needs an evaluation of two or more pipelines"),
                 "single_pipeline", request.LANGUAGE_CODE)])
         if evaluation.status != Evaluation.Status.DONE:
-            return errors_response([message_error(
+            raise Invalid([message_error(
                 "status", gettext_noop("the evaluation is {status}, not done"), "not_finished", request.LANGUAGE_CODE,
                 status=evaluation.status)])
         body = {"evaluation": evaluation.pk,

@@ -7,8 +7,8 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from config.permissions import owns
-from config.realtime import remember_server_loop
+from common.permissions import owns
+from common.realtime import remember_server_loop
 
 from . import selectors
 from .models import Evaluation

@@ -19,22 +19,22 @@ from django.db import transaction
 from django.utils import timezone
 
 import jobs
-from config.realtime import publish
-from credentials.selectors import credential_resolver_for
+from common.realtime import publish
+from credentials.services import credential_resolver_for
 from knowledge.models import Document, KnowledgeBase, VectorIndex
 from knowledge.runtime import retriever_infra
 from knowledge.services import documents_upload, knowledge_base_create, knowledge_base_delete, vector_index_ensure
 from knowledge.services.knowledge_bases import model_key_of
 from pipelines.models import Pipeline
-from pipelines.services import dense_requirements, strategy_validate
+from pipelines.selectors import dense_requirements
+from pipelines.services import strategy_validate
 from rag.components import load_components
-from rag.core import ConfigValidationError, FieldError, validate_or_raise
+from rag.core import ConfigValidationError, FieldError, readable_error, validate_or_raise
 from rag.core.i18n import gettext_noop
 from rag.evaluation import (
     CorpusDocument,
     DatasetError,
     EvaluationCorpus,
-    EvaluationDataset as EngineDataset,
     PipelineSpec,
     Query,
     RunOptions,
@@ -45,6 +45,9 @@ from rag.evaluation import (
     pipeline_summaries,
     strategy_config,
     write_report,
+)
+from rag.evaluation import (
+    EvaluationDataset as EngineDataset,
 )
 from rag.presets import PRESETS
 
@@ -207,7 +210,7 @@ def dataset_upload_corpus(*, dataset_id: int, path: str, archive: bool, max_quer
         EvaluationDataset.objects.filter(pk=dataset_id).update(corpus_ids=corpus_ids, imported=True, error="")
     except Exception as exc:
         logger.exception("importing evaluation dataset %s failed", dataset_id)
-        EvaluationDataset.objects.filter(pk=dataset_id).update(error=f"{type(exc).__name__}: {exc}")
+        EvaluationDataset.objects.filter(pk=dataset_id).update(error=readable_error(exc).message)
     finally:
         if archive:
             Path(path).unlink(missing_ok=True)
@@ -400,7 +403,7 @@ def evaluation_run(*, evaluation_id: int) -> None:
     except Exception as exc:
         logger.exception("evaluation %s failed", evaluation_id)
         Evaluation.objects.filter(pk=evaluation_id).update(
-            status=Evaluation.Status.FAILED, error=f"{type(exc).__name__}: {exc}"[:5000], finished_at=timezone.now())
+            status=Evaluation.Status.FAILED, error=readable_error(exc).message[:5000], finished_at=timezone.now())
         evaluation.refresh_from_db()
         _publish(evaluation)
         return

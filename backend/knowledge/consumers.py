@@ -7,9 +7,9 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from config.i18n import language_of_scope, translate
-from config.permissions import owns
-from config.realtime import remember_server_loop
+from common.i18n import language_of_scope, translate
+from common.permissions import owns
+from common.realtime import remember_server_loop
 
 from . import selectors
 from .models import KnowledgeBase

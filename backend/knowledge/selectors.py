@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Q, QuerySet, Sum
 
-from config.i18n import translate
+from common.i18n import translate
 
 from .models import Chunk, Document, KnowledgeBase, VectorIndex
 

@@ -17,6 +17,7 @@ from rag.core.validation import join_path
 from rag.presets import default_retriever
 
 from .models import Pipeline
+from .selectors import dense_requirements
 
 DOCUMENT_VERSION = 1
 
@@ -33,20 +34,6 @@ def _credential_names(config: dict[str, Any]) -> list[tuple[str, str]]:
             if extra.get("x-credential") and value:
                 found.append((join_path(path, "params", name), value))
     return found
-
-
-def dense_requirements(config: dict[str, Any], knowledge_base: KnowledgeBase) -> list[tuple[dict[str, Any], str]]:
-    """``(embedding config, metric)`` of every dense retriever in the tree (the knowledge base's
-    own model where a retriever names none)."""
-    registry = load_components()
-    needed = []
-    for _, node in iter_nodes(config, registry=registry):
-        if node["component"] == "DenseEmbeddingRetriever":
-            embedding = node["params"].get("embedding_model") or knowledge_base.embedding_model
-            pair = (embedding, node["params"].get("similarity_metric", "cosine"))
-            if pair not in needed:
-                needed.append(pair)
-    return needed
 
 
 def strategy_validate(*, owner: AbstractBaseUser, strategy: Any, path: str = "strategy") -> dict[str, Any]:

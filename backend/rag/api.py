@@ -1,6 +1,6 @@
 """``RAG``: the engine for scripts and notebooks, over a folder or a list of files.
 
->>> from backend.rag import RAG
+>>> from rag import RAG
 >>> rag = RAG("hybrid")
 >>> answer = rag("./docs", "How do I build a hybrid retriever?")
 >>> rag.docs[0]["text"]            # what the model was given

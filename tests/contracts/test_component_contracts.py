@@ -24,8 +24,7 @@ def example_params(component: type[ConfigObject]) -> dict[str, Any]:
 
 
 def walk_properties(schema: dict[str, Any]):
-    for name, prop in (schema.get("properties") or {}).items():
-        yield name, prop
+    yield from (schema.get("properties") or {}).items()
 
 
 def test_the_registry_is_frozen_and_not_empty():

@@ -212,7 +212,7 @@ RUN_ELSEWHERE = {
     "make messages": "rewrites the catalogues; tests/integration/test_translations.py checks them",
     "ALLOWED_HOSTS=trellis.example.org,10.0.0.5 make run HOST=0.0.0.0 PORT=8000":
         "make run on another address; the newcomer fixture runs make run with PORT",
-    "PYTHONPATH=backend .venv/bin/celery -A config.celery worker --loglevel=INFO":
+    ".venv/bin/celery -A jobs.celery worker --loglevel=INFO":
         "make test-scaleout starts the workers this way (scripts/scaleout/stack.py)",
     ".venv/bin/python bench/bm25.py": "a benchmark (~1 min); figures in bench/README.md",
     ".venv/bin/python bench/ingest.py": "a benchmark (~1 min); figures in bench/README.md",

@@ -20,7 +20,7 @@ from django.db.models import F
 
 import jobs
 from rag.components import load_components
-from rag.core import TrellisError, build
+from rag.core import TrellisError, build, readable_error
 from rag.core.i18n import gettext_noop
 from rag.documents import DocumentParseError, ParseLimits, parse_document_isolated
 
@@ -91,7 +91,7 @@ def document_ingest(*, document_id: int, attempt: int) -> None:
             return
         logger.exception("ingesting document %s failed", document_id)
         _fail(run, template=gettext_noop("internal error while {stage}: {detail}"), code="internal",
-              context={"stage": run.document.status, "detail": f"{type(exc).__name__}: {exc}"})
+              context={"stage": run.document.status, "detail": readable_error(exc).message})
     else:
         jobs.enqueue("knowledge.warm_bm25", knowledge_base_id=document.knowledge_base_id)
 
@@ -103,7 +103,8 @@ def _ingest(run: Run, knowledge_base: KnowledgeBase) -> None:
     try:
         data = (settings.DATA_DIR / document.file).read_bytes()
     except FileNotFoundError:
-        raise IngestionFailure(gettext_noop("the uploaded file is missing from the data directory"), "missing_file")
+        raise IngestionFailure(gettext_noop("the uploaded file is missing from the data directory"),
+                               "missing_file") from None
     parsed = parse_document_isolated(data, document.name, document.mime or None, limits=ParseLimits(
         max_bytes=settings.TRELLIS_MAX_UPLOAD_BYTES,
         max_pages=settings.TRELLIS_MAX_PAGES,

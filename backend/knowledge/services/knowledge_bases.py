@@ -13,7 +13,6 @@ from rag.components import load_components
 from rag.core import ConfigValidationError, FieldError, validate_or_raise
 from rag.core.i18n import gettext_noop
 from rag.embeddings import default_embedding_for_language
-
 from rag.stores import KnowledgeBaseStores
 
 from ..models import KnowledgeBase, VectorIndex

@@ -5,9 +5,11 @@ from .errors import (
     ConfigValidationError,
     CredentialError,
     FieldError,
+    ReadableError,
     RegistryError,
     TrellisError,
     UnknownComponentError,
+    readable_error,
 )
 from .factory import build, prepare
 from .multilingual import LANGUAGES, MultilingualString, ml, normalize_language
@@ -29,6 +31,7 @@ __all__ = [
     "FieldError",
     "MultilingualString",
     "Params",
+    "ReadableError",
     "Registry",
     "RegistryError",
     "Slot",
@@ -45,6 +48,7 @@ __all__ = [
     "normalize_language",
     "param",
     "prepare",
+    "readable_error",
     "ref",
     "register",
     "registry",

@@ -103,7 +103,7 @@ class Registry:
         return sorted(self._components)
 
     def of_kind(self, kind: str) -> list[type[ConfigObject]]:
-        return [cls for cls in self._components.values() if cls.KIND == kind]
+        return [cls for cls in self._components.values() if kind == cls.KIND]
 
 
 def _check_declaration(cls: type[ConfigObject], name: str) -> None:

@@ -49,10 +49,7 @@ def resolve(config: Mapping[str, Any], path: str) -> Any:
 def _unset_ref(config: Mapping[str, Any], path: str) -> bool:
     """Whether some segment of ``path`` is an unset (None) nested component."""
     head = path.split(".")
-    for length in range(1, len(head)):
-        if resolve(config, ".".join(head[:length])) is None:
-            return True
-    return False
+    return any(resolve(config, ".".join(head[:length])) is None for length in range(1, len(head)))
 
 
 def format_value(value: Any) -> str:

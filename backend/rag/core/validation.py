@@ -67,9 +67,7 @@ def join_path(base: str, *parts: str | int) -> str:
 def _json_context(context: Mapping[str, Any] | None) -> dict[str, Any]:
     safe: dict[str, Any] = {}
     for key, value in (context or {}).items():
-        if isinstance(value, (str, int, bool)) or value is None:
-            safe[key] = value
-        elif isinstance(value, float) and math.isfinite(value):
+        if isinstance(value, (str, int, bool)) or value is None or isinstance(value, float) and math.isfinite(value):
             safe[key] = value
         else:
             safe[key] = str(value)
@@ -222,7 +220,7 @@ def _as_config(value: Any) -> Any:
 
 
 def _kind_errors(instance: Any, kind: str, path: str) -> list[FieldError]:
-    if instance.KIND == kind:
+    if kind == instance.KIND:
         return []
     return [FieldError(join_path(path, "component"),
                        gettext_noop("expects a component of kind {expected}; {name} is of kind {kind}"),
@@ -304,7 +302,7 @@ def validate_tree(
                     else gettext_noop("unknown component {name!r}"))
         errors.append(FieldError(join_path(path, "component"), template, "unknown_component", context))
         return None, errors
-    if kind is not None and component.KIND != kind:
+    if kind is not None and kind != component.KIND:
         errors.append(FieldError(
             join_path(path, "component"),
             gettext_noop("expects a component of kind {expected}; {name} is of kind {kind}"),

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from rag.core import ml, param, register
 from rag.core import Params as BaseParams
+from rag.core import ml, param, register
 
 from .base import CredentialComponent, Secret
 

@@ -35,6 +35,7 @@ from .datasets import (
     readme_title,
     write_beir,
 )
+from .depth import deepen
 from .metrics import (
     RECALL_CURVE_KS,
     RETRIEVAL_METRICS,
@@ -45,7 +46,6 @@ from .metrics import (
     query_metrics,
     recall_at,
 )
-from .depth import deepen
 from .report import (
     REPORT_FILES,
     answers_table,
@@ -129,4 +129,5 @@ __all__ = [
     "token_f1",
     "verbatim_copy",
     "write_beir",
+    "write_report",
 ]

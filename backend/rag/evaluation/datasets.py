@@ -26,8 +26,8 @@ Qrels = dict[str, dict[str, int]]
 CORPUS_FILES = ("corpus.jsonl.gz", "corpus.jsonl")
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _WORD = re.compile(r"[^\W\d_]+")
-_SPANISH = frozenset("el la los las de del que y en un una por con para es se al lo como más pero sus".split())
-_ENGLISH = frozenset("the of and to in is that for it as was with by on are this be from at an".split())
+_SPANISH = frozenset(["el", "la", "los", "las", "de", "del", "que", "y", "en", "un", "una", "por", "con", "para", "es", "se", "al", "lo", "como", "más", "pero", "sus"])
+_ENGLISH = frozenset(["the", "of", "and", "to", "in", "is", "that", "for", "it", "as", "was", "with", "by", "on", "are", "this", "be", "from", "at", "an"])
 
 
 class DatasetError(ValueError):

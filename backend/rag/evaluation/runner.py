@@ -12,6 +12,7 @@ each pipeline entry holds ``metrics`` (means), ``ci`` (95 % bootstrap intervals)
 from __future__ import annotations
 
 import json
+import logging
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from rag.components import load_components
-from rag.core import ConfigObject, TrellisError, build, validate_or_raise
+from rag.core import ConfigObject, TrellisError, build, readable_error, validate_or_raise
 from rag.embeddings import default_embedding_for_language
 from rag.presets import PRESETS
 from rag.tracing import TraceRecorder, recording
@@ -40,6 +41,8 @@ from .datasets import EvaluationDataset
 from .depth import deepen
 from .metrics import RECALL_CURVE_KS, RETRIEVAL_METRICS, document_ranking, mean, query_metrics, recall_curve
 from .statistics import bootstrap_ci, compare_paired, percentile
+
+logger = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], None]
 """Called as ``progress(done, total)`` after each query (retrieval and answering alike)."""
@@ -176,7 +179,9 @@ def evaluate_pipeline(
                     hits, _ = retriever.search(query.text, depth)
                     error = None
                 except Exception as exc:  # a failed query scores 0 and is reported, the run goes on
-                    hits, error = [], str(exc) if isinstance(exc, TrellisError) else f"{type(exc).__name__}: {exc}"
+                    if not isinstance(exc, TrellisError):
+                        logger.error("query %s failed", query.id, exc_info=exc)
+                    hits, error = [], readable_error(exc).message
                 elapsed_ms = (time.perf_counter() - began) * 1000
             ranking = document_ranking((hit.chunk for hit in hits), corpus.corpus_id_of)
             row: dict[str, Any] = {"query_id": query.id, "query": query.text[:QUERY_TEXT_KEPT],

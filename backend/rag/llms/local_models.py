@@ -94,7 +94,7 @@ def _part_paths(model: PackagedGGUF) -> list[Path]:
 def _digest(paths: list[Path], target: Path | None = None) -> tuple[str, int]:
     digest = hashlib.sha256()
     size = 0
-    output = open(target, "wb") if target is not None else None
+    output = open(target, "wb") if target is not None else None  # noqa: SIM115  (closed in the finally below)
     try:
         for path in paths:
             with open(path, "rb") as handle:

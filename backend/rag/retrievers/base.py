@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from rag.core import ConfigObject, Params, TrellisError, ml, param
+from rag.core import ConfigObject, Params, TrellisError, ml, param, readable_error
 from rag.documents.models import Chunk, ChunksByDocument, SourceDocument
 from rag.tracing import TraceNode, TraceRecorder, current_recorder, recording
+
+logger = logging.getLogger(__name__)
 
 
 class RetrievalError(TrellisError):
@@ -191,7 +194,9 @@ class BaseRetriever(ConfigObject):
                 hits = self.merge_expanded_chunks(self.expand_retrieved_chunks(hits, self.params.expand_window))
         except Exception as exc:
             node.elapsed_ms = (time.perf_counter() - started) * 1000
-            node.error = str(exc) if isinstance(exc, TrellisError) else f"{type(exc).__name__}: {exc}"
+            if not isinstance(exc, TrellisError):
+                logger.error("%s failed on %r", self.NAME, query[:200], exc_info=exc)
+            node.error = readable_error(exc).message
             recorder.node_completed(node)
             if isinstance(exc, RetrievalError) and exc.node is None:
                 exc.node = node

@@ -9,6 +9,7 @@ state; ``astream`` is the async iterator a websocket consumer reads.
 from __future__ import annotations
 
 import asyncio
+import logging
 import queue
 import threading
 import time
@@ -16,10 +17,12 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar
 
-from rag.core import ConfigObject, Params, TrellisError
+from rag.core import ConfigObject, Params, TrellisError, readable_error
 from rag.documents.models import SourceDocument
 from rag.retrievers import BaseRetriever, Hit, RetrievalError
 from rag.tracing import TraceRecorder, recording
+
+logger = logging.getLogger(__name__)
 
 _END = object()
 """Marks the end of a run's events."""
@@ -163,7 +166,9 @@ class Strategy(ConfigObject):
             run.finish()
         except Exception as exc:
             run.finish()
-            message = str(exc) if isinstance(exc, TrellisError) else f"{type(exc).__name__}: {exc}"
+            if not isinstance(exc, TrellisError):
+                logger.error("%s failed", type(self).__name__, exc_info=exc)
+            message = readable_error(exc).message
             run.state["trace"]["error"] = message
             run.emit({"type": "run.failed", "error": message, "trace": run.state["trace"], "state": run.state,
                       "exception": exc})

@@ -10,6 +10,7 @@ from .params import AnsweringParams
 from .steps import expand_and_retrieve, filter_step, rerank_step
 from .synthesizer import ResponseSynthesizer  # noqa: F401  (registers the default synthesizer)
 
+
 @register
 class NaiveRAG(Strategy):
     """Retrieve once (or once per expanded query, fused by RRF), optionally filter and re-rank,

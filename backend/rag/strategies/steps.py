@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from rag.core import TrellisError
 from rag.retrievers import BaseRetriever, Hit
 from rag.retrievers.composite import reciprocal_rank_fusion
 
@@ -40,13 +41,17 @@ def fuse_step(run: RunContext, rankings: Sequence[Sequence[Hit]], *, fuse: FuseF
     return fused
 
 
+class FusionError(TrellisError, ValueError):
+    """A custom ``fuse_fn`` returned something a strategy cannot use; the message says what."""
+
+
 def _check_custom_fusion(fused: Any, rankings: Sequence[Sequence[Hit]]) -> None:
     known = {hit.chunk.id for ranking in rankings for hit in ranking}
     if not isinstance(fused, list) or not all(isinstance(hit, Hit) for hit in fused):
-        raise ValueError("a fuse_fn must return a list of Hit")
+        raise FusionError("a fuse_fn must return a list of Hit")
     strangers = [hit.chunk.id for hit in fused if hit.chunk.id not in known]
     if strangers:
-        raise ValueError(f"the fuse_fn returned chunks no retrieval found: {strangers}")
+        raise FusionError(f"the fuse_fn returned chunks no retrieval found: {strangers}")
 
 
 def expand_and_retrieve(strategy: Strategy, run: RunContext, retriever: BaseRetriever,

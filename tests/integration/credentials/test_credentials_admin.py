@@ -8,7 +8,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from credentials import selectors, services
+from credentials import services
 from credentials.models import Credential
 
 from .conftest import OTHER_SECRET, SECRET, logged_in
@@ -78,7 +78,7 @@ def test_adding_through_the_admin_encrypts_through_the_services(admin_client_, o
     assert (credential.owner, credential.kind, credential.mask) == (owner, "WebSearchAPIKey", "sk-…a1b2")
     assert credential.public_params == {"provider": "serper", "base_url": None}
     assert SECRET.encode() not in bytes(credential.secret)
-    assert selectors.credential_resolver_for(owner)("search").secret_values() == {"api_key": SECRET}
+    assert services.credential_resolver_for(owner)("search").secret_values() == {"api_key": SECRET}
     page(admin_client_, CHANGELIST)
     page(admin_client_, reverse("admin:credentials_credential_history", args=[credential.pk]))
 
@@ -106,7 +106,7 @@ def test_saving_the_change_form_with_an_empty_password_keeps_the_secret(admin_cl
         "OpenAIAPIKey__organization": "", "_save": "Save",
     })
     assert response.status_code == 302, response.content.decode()[:3000]
-    resolved = selectors.credential_resolver_for(owner)("openai-main")
+    resolved = services.credential_resolver_for(owner)("openai-main")
     assert resolved.secret_values() == {"api_key": SECRET}
     assert resolved.params.base_url == "http://localhost:8080/v1"
 
@@ -116,7 +116,7 @@ def test_a_new_password_in_the_change_form_replaces_the_secret(admin_client_, ow
         "name": "openai-main", "OpenAIAPIKey__api_key": OTHER_SECRET, "OpenAIAPIKey__base_url": "", "_save": "Save",
     })
     assert response.status_code == 302
-    assert selectors.credential_resolver_for(owner)("openai-main").secret_values() == {"api_key": OTHER_SECRET}
+    assert services.credential_resolver_for(owner)("openai-main").secret_values() == {"api_key": OTHER_SECRET}
     assert Credential.objects.get().mask == "sk-…c3d4"
     page(admin_client_, change_url(credential))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from credentials import selectors
+from credentials import services
 from credentials.models import Credential
 
 from .conftest import OTHER_SECRET, SECRET
@@ -53,7 +53,7 @@ def test_creating_returns_the_masked_credential_without_any_value(api):
 
 def test_list_detail_update_and_delete_never_return_the_secret(api, owner):
     credential_id = create(api).json()["id"]
-    selectors.credential_resolver_for(owner)("openai-main")
+    services.credential_resolver_for(owner)("openai-main")
     listed = api.get(LIST)
     assert_no_secret(listed)
     assert [item["name"] for item in listed.json()] == ["openai-main"]
@@ -74,7 +74,7 @@ def test_patching_without_the_secret_keeps_it(api, owner):
                          content_type="application/json")
     assert response.status_code == 200, response.content
     assert response.json()["public_params"] == {"base_url": None, "organization": "org-7"}
-    assert selectors.credential_resolver_for(owner)("gateway").secret_values() == {"api_key": SECRET}
+    assert services.credential_resolver_for(owner)("gateway").secret_values() == {"api_key": SECRET}
 
 
 def test_invalid_values_are_refused_with_every_path(api):

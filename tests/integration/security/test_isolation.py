@@ -18,7 +18,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from chat.services import conversation_create
-from config.permissions import path_keywords
+from common.permissions import path_keywords
 from config.routing import websocket_urlpatterns
 from credentials.services import credential_create
 from evaluation.models import Evaluation, EvaluationDataset

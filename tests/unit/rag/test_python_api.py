@@ -2,7 +2,7 @@
 
 import pytest
 
-from backend.rag import RAG
+from rag import RAG
 from rag.presets import PRESETS, preset
 from tests.support.scripted_openai import chat_response, chat_stream
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from itertools import pairwise
 
 from pydantic import model_validator
 
@@ -125,7 +126,7 @@ class RecursiveCharacterChunker(Chunker):
         bounds = [start, *cuts, end]
         chunks: list[Span] = []
         short: list[Span] = []
-        for piece in zip(bounds, bounds[1:]):
+        for piece in pairwise(bounds):
             if piece[1] - piece[0] < size:
                 short.append(piece)
                 continue

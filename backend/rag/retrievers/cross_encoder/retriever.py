@@ -11,8 +11,8 @@ from typing import Any, Literal
 from rag.core import ComponentRef, TrellisError, children_param, ml, param, ref, register
 from rag.tracing import TraceNode
 
-from ..composite import EnsembleRetriever  # noqa: F401  (registers the default child)
 from ..base import CompositeRetriever, Hit, RerankParams, RetrieverParams
+from ..composite import EnsembleRetriever  # noqa: F401  (registers the default child)
 
 DEFAULT_MODEL = "cross-encoder/ms-marco-MiniLM-L-6-v2"
 _models: dict[tuple[str, str], Any] = {}

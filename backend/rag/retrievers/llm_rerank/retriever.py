@@ -7,12 +7,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rag.core import ComponentRef, children_param, component_param, ml, param, ref, register
-from rag.llms import LLM, Attempt, Message
-from rag.llms import LocalLLM  # noqa: F401  (registers the default llm_model)
+from rag.llms import (
+    LLM,
+    Attempt,
+    LocalLLM,  # noqa: F401  (registers the default llm_model)
+    Message,
+)
 from rag.tracing import TraceNode
 
-from ..composite import EnsembleRetriever  # noqa: F401  (registers the default child)
 from ..base import CompositeRetriever, Hit, RerankParams, RetrievalError, RetrieverParams
+from ..composite import EnsembleRetriever  # noqa: F401  (registers the default child)
 
 ORDER_SCHEMA: dict[str, Any] = {
     "type": "object",

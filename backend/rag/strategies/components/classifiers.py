@@ -8,8 +8,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 
-from rag.core import ml, param, register
 from rag.core import Params as BaseParams
+from rag.core import ml, param, register
 
 from ..slots import Classifier
 

@@ -9,8 +9,10 @@ from typing import Any
 from rag.core import ComponentRef, component_param, ml, param, ref, register
 from rag.core import Params as BaseParams
 from rag.embeddings import AllMiniLML6V2Embedding  # noqa: F401  (registers the default embedding_model)
-from rag.llms import LLM
-from rag.llms import LocalLLM  # noqa: F401  (registers the default llm)
+from rag.llms import (
+    LLM,
+    LocalLLM,  # noqa: F401  (registers the default llm)
+)
 from rag.retrievers import Hit
 from rag.retrievers.llm_rerank.retriever import numbered_passages, order_problems
 
@@ -77,7 +79,7 @@ def judge_relevance(
         batch = list(hits[start:start + batch_size])
         arguments, attempts = llm.call_function_with_retries(
             verdict_messages(question, [hit.chunk.text for hit in batch], passage_characters), VERDICTS_SCHEMA,
-            check=lambda answer, count=len(batch): order_problems(
+            check=lambda answer, count=len(batch): order_problems(  # noqa: B008  (binds this batch's size)
                 [verdict["id"] for verdict in answer["verdicts"]], count),
             max_trials=max_trials, name="judge_passages",
             description="whether each passage is relevant to the question",

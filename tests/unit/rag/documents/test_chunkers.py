@@ -132,7 +132,7 @@ def test_overlap_repeats_trailing_whole_words():
     chunks = chunker.split_text(text)
 
     assert all(len(chunk) <= 50 for chunk in chunks)
-    for previous, current in zip(chunks, chunks[1:]):
+    for previous, current in zip(chunks, chunks[1:], strict=False):
         tail = previous.split()[-3:]
         assert current.split()[:3] == tail, (previous, current)
     assert chunks[-1].endswith("w39")

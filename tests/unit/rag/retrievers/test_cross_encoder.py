@@ -3,10 +3,9 @@ import time
 
 import pytest
 
-from rag.core import validate_tree
 from rag.components import load_components
+from rag.core import validate_tree
 from rag.retrievers.cross_encoder import SentenceTransformerCrossEncoderRetriever, cross_encoder_problem
-
 from tests.support.tiny_models import build_tiny_cross_encoder
 
 from .fixed_retriever import FixedRetriever, make_documents

@@ -1,10 +1,18 @@
 """Small slot components with fixed behaviour, in a private registry, to drive every branch."""
 
 from rag.core import Params, Registry, ml, param
-from rag.retrievers import Hit
-from rag.strategies.slots import Classifier, Judgement, Outcome, QueryTransformer, RelevanceEvaluator, RouteDecision
-from rag.strategies.slots import Router, WebRetriever
 from rag.documents.models import Chunk
+from rag.retrievers import Hit
+from rag.strategies.slots import (
+    Classifier,
+    Judgement,
+    Outcome,
+    QueryTransformer,
+    RelevanceEvaluator,
+    RouteDecision,
+    Router,
+    WebRetriever,
+)
 
 registry = Registry()
 TEXTS = dict(DISPLAY_NAME=ml("T", "T", "T"), DESCRIPTION=ml("t", "t", "t"), ICON="x")

@@ -5,8 +5,16 @@ import pytest
 from rag.llms import OpenAICompatibleLLM
 from rag.retrievers import Hit
 from rag.retrievers.sparse import BM25Retriever
-from rag.strategies import CRAG, NO_MATCH, MapReduceRAG, NaiveRAG, ResponseSynthesizer, RoutedStrategy
-from rag.strategies import StrategyError, estimate_tokens
+from rag.strategies import (
+    CRAG,
+    NO_MATCH,
+    MapReduceRAG,
+    NaiveRAG,
+    ResponseSynthesizer,
+    RoutedStrategy,
+    StrategyError,
+    estimate_tokens,
+)
 from rag.strategies.routed import RouteBranch
 from tests.support.scripted_openai import ScriptedError, chat_response, chat_stream
 

@@ -1,7 +1,7 @@
 import pytest
 
-from rag.core import TrellisError, validate_tree
 from rag.components import load_components
+from rag.core import TrellisError, validate_tree
 from rag.retrievers.cross_encoder import SentenceTransformerCrossEncoderRetriever
 from rag.retrievers.cross_encoder.retriever import sigmoid
 from rag.retrievers.llm_rerank import LLMRerankRetriever

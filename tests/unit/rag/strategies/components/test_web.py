@@ -2,8 +2,8 @@ import socket
 
 import pytest
 
-from rag.core import CredentialError, validate_tree
 from rag.components import load_components
+from rag.core import CredentialError, validate_tree
 from rag.credentials import WebSearchAPIKey
 from rag.strategies.components import SearxngWebRetriever, WebSearchAPIRetriever, WebSearchError, url_chunk_id
 

@@ -40,7 +40,7 @@ WHY = {
     "415": "The body is in a media type this operation does not read.",
     "429": "Too many failed attempts; the Retry-After header says when to try again.",
 }
-# Operations behind the sign-in throttle (config.security.SignInThrottleMiddleware).
+# Operations behind the sign-in throttle (accounts.middleware.SignInThrottleMiddleware).
 THROTTLED = frozenset({"auth_session_create"})
 
 
@@ -73,7 +73,7 @@ def document_error_responses(result: dict[str, Any], generator: Any, request: An
     schemas.setdefault("ValidationErrors", VALIDATION_ERRORS)
     field_errors = {"$ref": "#/components/schemas/FieldErrors"}
     validation_errors = {"$ref": "#/components/schemas/ValidationErrors"}
-    for path, operations in result.get("paths", {}).items():
+    for operations in result.get("paths", {}).values():
         for method, operation in operations.items():
             if method not in METHODS:
                 continue
