@@ -26,7 +26,6 @@ import argparse
 import sys
 
 from _common import datasets_dir, emit, machine
-
 from rag.evaluation import PipelineSpec, RunOptions, evaluate, load_beir
 
 DEFAULT_CHUNKER = {"component": "RecursiveCharacterChunker", "params": {}}

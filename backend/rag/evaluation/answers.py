@@ -14,8 +14,8 @@ import re
 import string
 import unicodedata
 from collections import Counter
-from difflib import SequenceMatcher
 from collections.abc import Mapping, Sequence
+from difflib import SequenceMatcher
 from typing import Any
 
 ARTICLES: dict[str, frozenset[str]] = {
