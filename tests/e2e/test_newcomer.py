@@ -186,6 +186,7 @@ def test_a_newcomer_signs_in_uploads_and_gets_a_streamed_cited_answer(newcomer, 
     # Ask it: the answer streams in, then shows a citation.
     page.get_by_role("navigation").get_by_role("link", name="Chat").click()
     page.get_by_role("button", name="New conversation").click()
+    expect(page.get_by_text("Live", exact=True)).to_be_visible(timeout=30_000)  # the answer comes over the socket
     page.get_by_label("Pipeline").select_option(label="My first pipeline · Quillon notes")
     page.get_by_label("Your question").fill("When is the Zorblax lantern festival held?")
     page.get_by_role("button", name="Ask", exact=True).click()
