@@ -226,6 +226,12 @@ TRELLIS_PARSE_MEMORY_MB = _env_int("TRELLIS_PARSE_MEMORY_MB", 2048)
 FILE_UPLOAD_TEMP_DIR = DATA_DIR / "tmp"
 FILE_UPLOAD_TEMP_DIR.mkdir(exist_ok=True)
 
+# What the pipelines of users who are not administrators may reach (common/reach.py): public
+# addresses, plus these hosts, host:port pairs, addresses and networks (e.g. 127.0.0.1,
+# llm.internal:8000, 10.0.0.0/8); model files only inside these folders.
+TRELLIS_OUTBOUND_ALLOW = _env_list("TRELLIS_OUTBOUND_ALLOW", [])
+TRELLIS_MODELS_DIRS = [Path(folder).expanduser() for folder in _env_list("TRELLIS_MODELS_DIRS", [str(DATA_DIR / "models")])]
+
 # Evaluation datasets in the BEIR layout, importable by folder name (read in place, never copied).
 TRELLIS_DATASETS_DIR = datasets_dir(BASE_DIR)
 

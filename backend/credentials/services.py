@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Group
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.db.models import Case, IntegerField, Value, When
 from django.utils import timezone
 
+from rag.clients.outbound import origin
 from rag.components import load_components
 from rag.core import (
     ConfigObject,
@@ -26,11 +26,12 @@ from rag.core import (
     FieldError,
     validate_or_raise,
 )
+from rag.core.i18n import gettext_noop
 from rag.credentials import CredentialComponent
 
 from . import crypto
 from .models import Credential
-from .selectors import visible_to
+from .selectors import credential_named
 
 logger = logging.getLogger(__name__)
 
@@ -177,6 +178,32 @@ def credentials_rotate_key(*, new_key: str) -> int:
     return len(credentials)
 
 
+def credential_grant(*, credential: Credential, users: Iterable[AbstractBaseUser] = (),
+                     groups: Iterable[Group] = ()) -> Credential:
+    """Let ``users`` and the members of ``groups`` use the shared ``credential`` in their
+    pipelines (an administrator's decision; the admin panel's grant lists do the same)."""
+    if not credential.shared:
+        raise PermissionDenied("only a shared credential is granted to other users")
+    credential.granted_users.add(*users)
+    credential.granted_groups.add(*groups)
+    logger.info("credential %r granted to users %s and groups %s", credential.name,
+                [user.pk for user in users], [group.pk for group in groups])
+    return credential
+
+
+def credential_destinations_set(*, credential: Credential, destinations: list[str]) -> Credential:
+    """Let ``credential`` also be sent to ``destinations`` (server URLs); an administrator's
+    decision, so no API exposes it. Raises ``ConfigValidationError`` for an address that is not
+    an http(s) server."""
+    bad = [url for url in destinations if origin(url) is None]
+    if bad:
+        raise ConfigValidationError([FieldError("destinations", gettext_noop("not an http:// or https:// server "
+                                                "address: {urls}"), "destination", {"urls": ", ".join(bad)})])
+    credential.destinations = list(dict.fromkeys(destinations))
+    Credential.objects.filter(pk=credential.pk).update(destinations=credential.destinations)
+    return credential
+
+
 def credential_resolve(*, user: AbstractBaseUser | AnonymousUser | None, name: str) -> ConfigObject:
     """The credential component called ``name``, built with its decrypted secret: the user's own
     credential of that name, else a shared one. Records the use in ``last_used_at``.
@@ -186,10 +213,7 @@ def credential_resolve(*, user: AbstractBaseUser | AnonymousUser | None, name: s
     rag.core.CredentialError
         When no such credential is available to the user, or it cannot be decrypted or built.
     """
-    own_first = Case(When(owner_id=getattr(user, "pk", None), then=Value(0)), default=Value(1),
-                     output_field=IntegerField())
-    credential = (Credential.objects.filter(visible_to(user), name=name)
-                  .order_by(own_first, "-shared", "id").first())
+    credential = credential_named(user=user, name=name)
     if credential is None:
         raise CredentialError(f"no credential named {name!r} is available to you")
     registry = load_components()
@@ -203,6 +227,8 @@ def credential_resolve(*, user: AbstractBaseUser | AnonymousUser | None, name: s
         paths = ", ".join(error.path for error in exc.errors)
         raise CredentialError(f"the credential {name!r} no longer fits {credential.kind} ({paths}); "
                               f"edit it in the admin panel") from None
+    if isinstance(component, CredentialComponent):
+        component.grant_destinations(credential.destinations)
     Credential.objects.filter(pk=credential.pk).update(last_used_at=timezone.now())
     logger.info("credential %r (%s) resolved for user %s", name, credential.kind, getattr(user, "pk", None))
     return component

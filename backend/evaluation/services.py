@@ -19,6 +19,7 @@ from django.db import transaction
 from django.utils import timezone
 
 import jobs
+from common.reach import reach_errors
 from common.realtime import publish
 from credentials.services import credential_resolver_for
 from knowledge.models import Document, KnowledgeBase, VectorIndex
@@ -291,6 +292,10 @@ def evaluation_create(
                      name=dataset.name, status=state["status"])
     entries = _pipeline_entries(owner=owner, pipelines=pipelines, presets=presets)
     if judge is not None:
+        unreachable = reach_errors(owner=owner, config=validate_or_raise(judge, registry=load_components(), kind="llm",
+                                                                         path="judge"), path="judge")
+        if unreachable:
+            raise ConfigValidationError(unreachable)
         judge = validate_or_raise(judge, registry=load_components(), kind="llm", path="judge", check_availability=True)
     queries = min(query_limit or dataset.query_count, dataset.query_count)
     with transaction.atomic():

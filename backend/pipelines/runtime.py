@@ -10,10 +10,11 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 
+from common.reach import reach_errors
 from credentials.services import credential_resolver_for
 from knowledge.runtime import retriever_infra
 from rag.components import load_components
-from rag.core import build
+from rag.core import ConfigValidationError, build
 from rag.strategies import Strategy
 
 from .models import Pipeline
@@ -39,6 +40,10 @@ def pipeline_strategy(pipeline: Pipeline) -> Strategy:
         with _lock:
             if key in _built:
                 return _built[key]
+        # Checked again at every build: the policy, or what a host name points at, may have changed.
+        unreachable = reach_errors(owner=pipeline.owner, config=pipeline.strategy, path="strategy")
+        if unreachable:
+            raise ConfigValidationError(unreachable)
         strategy = build(pipeline.strategy, kind="strategy", registry=load_components(),
                          infra=retriever_infra(knowledge_base), credentials=credential_resolver_for(pipeline.owner))
         with _lock:

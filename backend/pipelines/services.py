@@ -7,13 +7,16 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from credentials.selectors import credential_list
+from common.reach import reach_errors
+from credentials.selectors import credential_destinations, credential_named
 from knowledge.models import KnowledgeBase
 from knowledge.services import vector_index_ensure
+from rag.clients.outbound import origin
 from rag.components import load_components
 from rag.core import ConfigValidationError, FieldError, iter_nodes, validate_tree
 from rag.core.i18n import gettext_noop
 from rag.core.validation import join_path
+from rag.credentials.base import CredentialDestinationError
 from rag.presets import default_retriever
 
 from .models import Pipeline
@@ -22,8 +25,8 @@ from .selectors import dense_requirements
 DOCUMENT_VERSION = 1
 
 
-def _credential_names(config: dict[str, Any]) -> list[tuple[str, str]]:
-    """``(json path, credential name)`` of every credential a tree refers to."""
+def _credential_uses(config: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    """``(json path, credential name, node)`` of every credential a tree refers to."""
     registry = load_components()
     found = []
     for path, node in iter_nodes(config, registry=registry):
@@ -32,27 +35,49 @@ def _credential_names(config: dict[str, Any]) -> list[tuple[str, str]]:
             extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
             value = node["params"].get(name)
             if extra.get("x-credential") and value:
-                found.append((join_path(path, "params", name), value))
+                found.append((join_path(path, "params", name), value, node))
     return found
+
+
+def _credential_errors(owner: AbstractBaseUser, config: dict[str, Any], path: str) -> list[FieldError]:
+    """A credential the owner lacks, or one the tree would send to a server it is not bound to."""
+    registry = load_components()
+    errors = []
+    for where, name, node in _credential_uses(config):
+        credential = credential_named(user=owner, name=name)
+        if credential is None:
+            errors.append(FieldError(f"{path}.{where}", gettext_noop(
+                "no credential named {name!r} is available to you; add it under Credentials"),
+                "unknown_credential", {"name": name}))
+            continue
+        allowed = credential_destinations(user=owner, name=name) or []
+        destination = registry.get(node["component"]).credential_destination(node["params"], credential.public_params)
+        if origin(destination) not in allowed:
+            error = CredentialDestinationError(name, allowed, origin(destination) or str(destination))
+            errors.append(FieldError(f"{path}.{where}", error.template, error.code, error.context))
+    return errors
 
 
 def strategy_validate(*, owner: AbstractBaseUser, strategy: Any, path: str = "strategy") -> dict[str, Any]:
     """The normalised strategy, or ``ConfigValidationError`` with every problem at its path:
     the tree's own errors, components that cannot run here, and credentials the owner lacks."""
+    # What the owner may reach is checked before whether a model is there: telling a user that a
+    # file outside the model folders does not exist would tell them what does.
+    config, errors = validate_tree(strategy, registry=load_components(), kind="strategy", path=path)
+    if errors:
+        raise ConfigValidationError(errors)
+    assert config is not None
+    unreachable = reach_errors(owner=owner, config=config, path=path)
+    if unreachable:
+        raise ConfigValidationError(unreachable)
     config, errors = validate_tree(strategy, registry=load_components(), kind="strategy", path=path,
                                    check_availability=True)
     if errors:
         raise ConfigValidationError(errors)
     assert config is not None
-    available = set(credential_list(user=owner).values_list("name", flat=True))
-    missing = [
-        FieldError(f"{path}.{where}",
-                   gettext_noop("no credential named {name!r} is available to you; add it under Credentials"),
-                   "unknown_credential", {"name": name})
-        for where, name in _credential_names(config) if name not in available
-    ]
-    if missing:
-        raise ConfigValidationError(missing)
+    problems = _credential_errors(owner, config, path)
+    if problems:
+        raise ConfigValidationError(problems)
     return config
 
 

@@ -228,6 +228,14 @@ class ConfigObject:
     def set_credential_resolver(self, resolver: CredentialResolver | None) -> None:
         self._credential_resolver = resolver
 
+    @classmethod
+    def credential_destination(cls, params: Mapping[str, Any], credential_params: Mapping[str, Any]) -> str | None:
+        """The URL this component sends the credentials it names to, from its validated params
+        and the credential's public params: its ``base_url`` unless a component says otherwise.
+        Saving a pipeline checks it against the credential's servers before anything is sent."""
+        url = params.get("base_url")
+        return url if isinstance(url, str) else None
+
     def get_credential(self, name: str) -> ConfigObject:
         """Resolve the credential component called ``name`` for this pipeline's owner."""
         if self._credential_resolver is None:

@@ -221,6 +221,7 @@ class ParaphraseMultilingualMiniLML12V2Embedding(SentenceTransformerBase):
     class Params(EmbeddingParams):
         local_path: str | None = param(
             None,
+            json_schema_extra={"x-local-path": True},
             title=ml("Local directory", "Directorio local", "本機目錄"),
             description=ml(
                 "A directory holding the model as sentence-transformers saves it; empty means the "
@@ -287,6 +288,7 @@ class SentenceTransformerEmbedding(SentenceTransformerBase):
     class Params(EmbeddingParams):
         model_name_or_path: str = param(
             title=ml("Model name or path", "Nombre o ruta del modelo", "模型名稱或路徑"),
+            json_schema_extra={"x-model-name": True},
             description=ml(
                 "A local directory, or a Hugging Face model name already in this machine's cache "
                 "(nothing is downloaded).",

@@ -89,6 +89,7 @@ class LocalLLM(LLM):
         )
         gguf_path: str | None = param(
             None, min_length=1,
+            json_schema_extra={"x-local-path": True},
             title=ml("Other GGUF file", "Otro archivo GGUF", "其他 GGUF 檔案"),
             description=ml(
                 "A path to any GGUF chat model on this machine; overrides the packaged model.",

@@ -122,9 +122,20 @@ def test_another_user_can_never_resolve_a_private_credential(owner, stranger):
     assert list(selectors.credential_list(user=stranger)) == []
 
 
-def test_a_shared_credential_resolves_for_everyone_and_an_own_one_of_the_same_name_wins(owner, stranger, staff):
-    services.credential_create(owner=staff, name="search", kind="WebSearchAPIKey",
-                               values={"api_key": SECRET, "provider": "tavily"}, shared=True)
+def test_a_shared_credential_resolves_for_the_users_and_groups_granted_it_and_an_own_one_of_the_same_name_wins(
+    owner, stranger, staff, django_user_model
+):
+    from django.contrib.auth.models import Group
+
+    shared = services.credential_create(owner=staff, name="search", kind="WebSearchAPIKey",
+                                        values={"api_key": SECRET, "provider": "tavily"}, shared=True)
+    outsider = django_user_model.objects.create_user(username="eve")
+    team = Group.objects.create(name="research")
+    stranger.groups.add(team)
+    services.credential_grant(credential=shared, users=[owner], groups=[team])
+    with pytest.raises(CredentialError, match="no credential named 'search' is available to you"):
+        services.credential_resolver_for(outsider)("search")
+    assert list(selectors.credential_list(user=outsider)) == []
     for user in (owner, stranger, staff):
         resolved = services.credential_resolver_for(user)("search")
         assert isinstance(resolved, WebSearchAPIKey) and resolved.params.api_key.get_secret_value() == SECRET
@@ -148,7 +159,8 @@ def test_an_update_without_the_secret_keeps_it_and_with_one_replaces_it(owner):
 
 
 def test_a_pipeline_component_gets_the_stored_key_as_its_bearer_token(owner, scripted_openai):
-    store(owner)
+    services.credential_create(owner=owner, name="openai-main", kind="OpenAIAPIKey",
+                               values={"api_key": SECRET, "base_url": scripted_openai.base_url})
     embedding = build(
         {"component": "OpenAICompatibleEmbedding",
          "params": {"base_url": scripted_openai.base_url, "model": "scripted-model", "credential": "openai-main"}},
@@ -184,7 +196,7 @@ def test_a_malformed_key_is_refused_naming_the_setting_and_reported_by_the_syste
 def test_after_rotation_every_credential_resolves_with_the_new_key_alone(owner, stranger, staff):
     store(owner)
     store(stranger, secret=OTHER_SECRET)
-    store(staff, name="team", shared=True)
+    services.credential_grant(credential=store(staff, name="team", shared=True), users=[stranger])
     old_key, new_key = crypto.current_key(), crypto.generate_key()
     old_token = raw_secret_column(Credential.objects.get(owner=owner))
 

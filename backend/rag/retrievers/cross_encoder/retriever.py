@@ -88,6 +88,7 @@ class CrossEncoderParams(RerankParams):
 
     model_name: str = param(
         DEFAULT_MODEL, min_length=1, max_length=500,
+        json_schema_extra={"x-model-name": True},
         title=ml("Model", "Modelo", "模型"),
         description=ml(
             "A Hugging Face cross-encoder name with a local copy, or a local directory.",
