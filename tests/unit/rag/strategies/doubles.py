@@ -2,8 +2,8 @@
 
 from rag.core import Params, Registry, ml, param
 from rag.retrievers import Hit
-from rag.strategies.slots import Classifier, Judgement, Outcome, QueryTransformer, RelevanceEvaluator, RouteDecision
-from rag.strategies.slots import Router, WebRetriever
+from rag.strategies.slots import Classifier, Judgement, Outcome, QueryTransformer, RelevanceEvaluator, RelevanceFilter
+from rag.strategies.slots import Reranker, RouteDecision, Router, WebRetriever
 from rag.documents.models import Chunk
 
 registry = Registry()
@@ -67,6 +67,32 @@ class FixedRouter(Router):
 
     def route(self, question, routes):
         return RouteDecision(self.params.answer, f"fixed to {self.params.answer}", {"routes": list(routes)})
+
+
+@registry.register
+class KeepWord(RelevanceFilter):
+    """Keeps the hits whose text contains ``word``."""
+
+    locals().update(TEXTS)
+
+    class Params(Params):
+        word: str = param("", title=ml("w"))
+
+    def filter(self, question, hits):
+        return Outcome([hit for hit in hits if self.params.word in hit.chunk.text], {"kept_by": "word"})
+
+
+@registry.register
+class Reverse(Reranker):
+    """Reverses the hits."""
+
+    locals().update(TEXTS)
+
+    class Params(Params):
+        pass
+
+    def rerank(self, question, hits):
+        return Outcome(list(reversed(hits)), {"how": "reversed"})
 
 
 registry.freeze()
