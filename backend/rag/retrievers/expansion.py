@@ -56,10 +56,10 @@ def span_text(pieces: Sequence[Chunk]) -> str:
     With offsets, each piece adds what lies past the end of the text so far: the gap before it
     (as its chunker recorded it) when it starts later, only its new part when it overlaps.
     """
-    offsets = [_offsets(piece) for piece in pieces]
-    if all(offset is not None for offset in offsets):
-        text, end = pieces[0].text, offsets[0][1]  # type: ignore[index]
-        for piece, (start, stop) in zip(pieces[1:], offsets[1:], strict=True):  # type: ignore[misc]
+    spans = [span for span in map(_offsets, pieces) if span is not None]
+    if len(spans) == len(pieces):
+        text, end = pieces[0].text, spans[0][1]
+        for piece, (start, stop) in zip(pieces[1:], spans[1:], strict=True):
             if start >= end:
                 gap = piece.metadata.get("gap_before")
                 text += gap if isinstance(gap, str) and len(gap) == start - end else ("\n" if start > end else "")
@@ -117,7 +117,8 @@ def window_chunk(best: Chunk, covered: Sequence[Chunk], retrieved_positions: Seq
                  metadata=metadata)
 
 
-def expand(chunks: Sequence[Chunk], window_size: int, document_chunks: Mapping[int, Mapping[int, Chunk]]) -> list[Chunk]:
+def expand(chunks: Sequence[Chunk], window_size: int,
+           document_chunks: Mapping[int, Mapping[int, Chunk]]) -> list[Chunk]:
     """One expanded unit per chunk, in order (see ``BaseRetriever.expand_retrieved_chunks``)."""
     units = []
     for chunk in chunks:

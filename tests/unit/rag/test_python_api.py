@@ -4,7 +4,7 @@ import pytest
 
 from backend.rag import RAG
 from rag.presets import PRESETS, preset
-from tests.support.scripted_openai import chat_response, chat_stream
+from tests.support.scripted_openai import chat_stream
 
 pytestmark = pytest.mark.unit
 

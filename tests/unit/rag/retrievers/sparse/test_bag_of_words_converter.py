@@ -73,7 +73,8 @@ def test_ngram_min_above_ngram_max_is_refused_with_a_clear_message():
 
 @pytest.mark.parametrize(
     "params",
-    [{"min_df": -1}, {"min_df": 1.5}, {"min_df": -0.1}, {"min_df": "2"}, {"max_df": 0.0}, {"max_df": 1.5}, {"max_features": 0}, {"ngram_min": 0},
+    [{"min_df": -1}, {"min_df": 1.5}, {"min_df": -0.1}, {"min_df": "2"},
+     {"max_df": 0.0}, {"max_df": 1.5}, {"max_features": 0}, {"ngram_min": 0},
      {"analyzer": "sentence"}, {"strip_accents": "latin"}, {"stop_words": "french"},
      {"chinese_segmentation": "pkuseg"}, {"custom_stop_words": [""]}, {"lowercase": "yes"}],
 )
