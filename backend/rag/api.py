@@ -313,7 +313,7 @@ class RAG:
     use_chroma : bool, str or Path, default False
         Keep the dense vectors of the files in a persistent Chroma store (True:
         ``$TRELLIS_DATA_DIR/chroma``, else ``~/.cache/trellis/chroma``; or the folder given), so a
-        later run over the same files, in any process, embeds nothing again.
+        later run over the same files, in any process, embeds only the question.
 
     Attributes
     ----------
