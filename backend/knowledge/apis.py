@@ -360,7 +360,9 @@ class ChunkListApi(APIView):
         id = serializers.IntegerField()
         position = serializers.IntegerField()
         text = serializers.CharField()
-        metadata = serializers.JSONField(help_text="Page numbers, heading, title of the sections it covers.")
+        metadata = serializers.JSONField(help_text=(
+            "Page numbers, heading, title of the sections it covers; start and end, where it lies in the "
+            "document's text, and gap_before, the text between it and the previous chunk when they do not overlap."))
 
     @extend_schema(
         operation_id="knowledge_bases_documents_chunks_list",

@@ -120,14 +120,19 @@ class RunHandle:
 
 
 class Strategy(ConfigObject):
-    """Base of strategies. Subclasses implement ``_execute(run)`` with the helpers below."""
+    """Base of strategies. Subclasses implement ``_execute(run)`` with the helpers below.
+
+    ``POSITIONAL`` names the parameters that may also be given by position, in order, as the
+    reference signatures have them (``NaiveRAG(retriever, response_synthesizer)``).
+    """
 
     KIND: ClassVar[str] = "strategy"
     CATEGORY: ClassVar[str] = "strategies"
     Params: ClassVar[type[Params]] = Params
+    POSITIONAL: ClassVar[tuple[str, ...]] = ()
 
-    def __init__(self, **params: Any) -> None:
-        super().__init__(**params)
+    def __init__(self, *args: Any, **params: Any) -> None:
+        super().__init__(**positional_params(type(self), args, params))
         self.documents: Mapping[int, SourceDocument] = {}
 
     def inject_infra(self, documents: Mapping[int, SourceDocument] | None = None, **other: Any) -> None:
@@ -254,6 +259,19 @@ class Strategy(ConfigObject):
                     close()
             run.state["response"] = "".join(pieces)
             run.state["citations"] = synthesizer.citations(run.state["response"], prepared, self.documents)
+
+
+def positional_params(strategy: type[Strategy], args: Sequence[Any], params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` with ``args`` added under the names ``strategy.POSITIONAL`` gives them."""
+    names = strategy.POSITIONAL
+    if len(args) > len(names):
+        raise TypeError(f"{strategy.__name__}() takes at most {len(names)} positional argument(s) "
+                        f"({', '.join(names) or 'none'}), {len(args)} given")
+    for name, value in zip(names, args, strict=False):
+        if name in params:
+            raise TypeError(f"{strategy.__name__}() got {name!r} both by position and by name")
+        params[name] = value
+    return params
 
 
 def hit_row(hit: Hit, number: int | None = None) -> dict[str, Any]:

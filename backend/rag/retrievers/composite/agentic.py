@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from rag.core import ComponentRef, children_param, component_param, ml, param, ref, register
+from rag.documents.models import Chunk
 from rag.llms import LocalLLM  # noqa: F401  (registers the default llm_model)
 from rag.prompts import AgenticEnsemblePrompt  # noqa: F401  (registers the default prompt)
 from rag.tracing import TraceNode, current_recorder
@@ -158,6 +160,34 @@ class AgenticEnsembleRetriever(CompositeRetriever):
     def default_top_k(self) -> int:
         return self.params.max_chunks
 
+    def retrieve(self, query: str, top_k: int | None = None, **kwargs: Any) -> tuple[list[Chunk], dict[str, Any]]:
+        """Retrieve by consulting LLM-chosen children across rounds.
+
+        Parameters
+        ----------
+        query : str
+            The search query string.
+        top_k, **kwargs
+            Unused; children choices and sizes come from the LLM verdicts, and ``max_chunks``
+            alone bounds the pool. The trace node's ``details["ignored_arguments"]`` lists what
+            was passed.
+
+        Returns
+        -------
+        Tuple[List[Chunk], Dict[str, Any]]
+            The final pool (at most ``max_chunks`` chunks) and this retriever's trace node, whose
+            ``children`` holds every consulted child node and whose ``rounds`` holds one summary
+            per retrieval round.
+        """
+        hits, node = self.search(query, top_k, **kwargs)
+        return [hit.chunk for hit in hits], node.to_dict()
+
+    def search(self, query: str, top_k: int | None = None, **kwargs: Any) -> tuple[list[Hit], TraceNode]:
+        """``retrieve`` with scores and the live node; ``top_k`` and ``kwargs`` are unused."""
+        given = {"top_k": top_k, **kwargs} if top_k is not None else dict(kwargs)
+        details = {"ignored_arguments": {name: _json_value(value) for name, value in given.items()}} if given else None
+        return self._traced_search(query, self.params.max_chunks, details)
+
     def catalog(self, language: str = "en") -> list[dict[str, Any]]:
         return [
             {"index": index, "name": child.DISPLAY_NAME.get(language),
@@ -201,7 +231,6 @@ class AgenticEnsembleRetriever(CompositeRetriever):
         return int(params["max_chunks"]), f"{cls.NAME} keeps at most max_chunks={params['max_chunks']} chunks, chosen by its LLM"
 
     def _search(self, query: str, top_k: int, node: TraceNode) -> list[Hit]:
-        limit = min(top_k, self.params.max_chunks)
         recorder = current_recorder()
         pool: dict[int, tuple[Hit, int, int]] = {}  # chunk id → (hit, best rank, arrival order)
         consulted: set[tuple[int, int]] = set()
@@ -264,5 +293,14 @@ class AgenticEnsembleRetriever(CompositeRetriever):
             if stop:
                 break
 
-        kept = sorted(pool.values(), key=lambda entry: (entry[1], entry[2]))[:limit]
+        kept = sorted(pool.values(), key=lambda entry: (entry[1], entry[2]))[: self.params.max_chunks]
         return [Hit(hit.chunk, 1.0 / rank) for hit, rank, _ in kept]
+
+
+def _json_value(value: Any) -> Any:
+    """``value`` when it is JSON, its ``repr`` otherwise (the trace is stored as JSON)."""
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        return repr(value)
+    return value

@@ -60,7 +60,7 @@ def test_a_merged_chunk_concatenates_covered_chunks_in_order_under_the_best_hits
     assert merged.id == 106 and merged.position == 4
     assert merged.metadata["window_chunk_ids"] == [104, 105, 106, 107]
     assert merged.metadata["retrieved_positions"] == [5, 6]
-    assert node.results == [
+    assert node["results"] == [
         {"chunk_id": 106, "document_id": 1, "position": 4, "score": 1.0, "rank": 1, "window": [4, 7]}
     ]
 
@@ -70,8 +70,8 @@ def test_without_expansion_chunks_come_back_as_retrieved():
     retriever.inject_infra(chunks=make_documents(10))
     chunks, node = retriever.plan((1, 5), (1, 6)).retrieve("q")
     assert [chunk.id for chunk in chunks] == [105, 106]
-    assert [row["rank"] for row in node.results] == [1, 2]
-    assert "window" not in node.results[0]
+    assert [row["rank"] for row in node["results"]] == [1, 2]
+    assert "window" not in node["results"][0]
 
 
 def test_a_short_document_clips_on_both_sides():

@@ -9,6 +9,8 @@ from rag.strategies.slots import (
     Outcome,
     QueryTransformer,
     RelevanceEvaluator,
+    RelevanceFilter,
+    Reranker,
     RouteDecision,
     Router,
     WebRetriever,
@@ -75,6 +77,32 @@ class FixedRouter(Router):
 
     def route(self, question, routes):
         return RouteDecision(self.params.answer, f"fixed to {self.params.answer}", {"routes": list(routes)})
+
+
+@registry.register
+class KeepWord(RelevanceFilter):
+    """Keeps the hits whose text contains ``word``."""
+
+    locals().update(TEXTS)
+
+    class Params(Params):
+        word: str = param("", title=ml("w"))
+
+    def filter(self, question, hits):
+        return Outcome([hit for hit in hits if self.params.word in hit.chunk.text], {"kept_by": "word"})
+
+
+@registry.register
+class Reverse(Reranker):
+    """Reverses the hits."""
+
+    locals().update(TEXTS)
+
+    class Params(Params):
+        pass
+
+    def rerank(self, question, hits):
+        return Outcome(list(reversed(hits)), {"how": "reversed"})
 
 
 registry.freeze()

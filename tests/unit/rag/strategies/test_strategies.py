@@ -129,20 +129,21 @@ def test_map_reduce_accepts_a_custom_fusion_callable_and_checks_what_it_returns(
     scripted_openai.enqueue(CHAT, chat_stream(["custom"]))
 
     def last_ranking_only(rankings):
-        return list(rankings[-1])
+        return list(reversed(rankings[-1]))
 
     strategy = MapReduceRAG(transformer=Variants(), retriever=bm25(top_k=2),
                             response_synthesizer=synthesizer(scripted_openai), fuse_fn=last_ranking_only)
     state = strategy.run("anything")
     assert state["trace"]["steps"][4]["method"] == "custom"
-    assert [chunk["chunk_id"] for chunk in state["chunks"]][:1] == [201]
+    retrieved_last = [row["chunk_id"] for row in state["trace"]["steps"][3]["node"]["results"]]
+    assert [chunk["chunk_id"] for chunk in state["chunks"]] == list(reversed(retrieved_last))
     with pytest.raises(ValueError, match="cannot be saved as JSON"):
         strategy.to_config()
 
     def invents(rankings):
         from rag.documents.models import Chunk
 
-        return [Hit(Chunk(999, 9, 0, "made up"), 1.0)]
+        return [Chunk(999, 9, 0, "made up")]
 
     broken = MapReduceRAG(transformer=Variants(), retriever=bm25(), response_synthesizer=synthesizer(scripted_openai),
                           fuse_fn=invents)
@@ -217,8 +218,9 @@ def test_routing_mistakes_are_value_errors(scripted_openai, build, message):
 
 def test_a_branch_may_be_a_pipeline_document(scripted_openai):
     strategy = RoutedStrategy()
-    branch = strategy.add_branch("docs", classifier=HasWord(word="x"),
-                                 branch={"name": "p", "version": 1, "strategy": {"component": "NaiveRAG"}})
+    strategy.add_branch("docs", classifier=HasWord(word="x"),
+                        branch={"name": "p", "version": 1, "strategy": {"component": "NaiveRAG"}})
+    branch = strategy.branch("docs")
     assert isinstance(branch, RouteBranch) and branch.strategy.NAME == "NaiveRAG"
 
 
