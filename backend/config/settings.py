@@ -78,12 +78,25 @@ def _new_private_key_file(path: Path) -> None:
         key_file.write(base64.urlsafe_b64encode(os.urandom(32)).decode("ascii") + "\n")
 
 
-# Stored credentials are encrypted with this Fernet key: the environment's, else the data
-# directory's credentials.key (made by `make run`; DEBUG and tests make it themselves).
+# Stored credentials are encrypted with this Fernet key: the environment's, else the file
+# TRELLIS_CREDENTIALS_KEY_FILE, by default in the user's configuration folder (made by `make run`;
+# DEBUG and tests make it themselves). It lives apart from the data directory on purpose: a backup
+# of the data directory must not also be the key that decrypts every credential in it.
+CONFIG_DIR = Path(_env_str("XDG_CONFIG_HOME") or Path.home() / ".config").expanduser() / "trellis"
 TRELLIS_CREDENTIALS_KEY = _env_str("TRELLIS_CREDENTIALS_KEY")
-TRELLIS_CREDENTIALS_KEY_FILE = None if TRELLIS_CREDENTIALS_KEY else DATA_DIR / "credentials.key"
+TRELLIS_CREDENTIALS_KEY_FILE = None if TRELLIS_CREDENTIALS_KEY else Path(
+    _env_str("TRELLIS_CREDENTIALS_KEY_FILE") or CONFIG_DIR / "credentials.key").expanduser()
+LEGACY_CREDENTIALS_KEY_FILE = DATA_DIR / "credentials.key"
 if TRELLIS_CREDENTIALS_KEY_FILE is not None:
+    if not TRELLIS_CREDENTIALS_KEY_FILE.exists() and LEGACY_CREDENTIALS_KEY_FILE.exists():
+        raise ImproperlyConfigured(
+            f"The credentials key is in the data directory ({LEGACY_CREDENTIALS_KEY_FILE}), where a backup of the data "
+            f"would carry it too. Move it out: run `make run` (it moves it to {TRELLIS_CREDENTIALS_KEY_FILE}), or "
+            f"`mkdir -p {TRELLIS_CREDENTIALS_KEY_FILE.parent} && mv {LEGACY_CREDENTIALS_KEY_FILE} "
+            f"{TRELLIS_CREDENTIALS_KEY_FILE}`."
+        )
     if DEBUG or "pytest" in sys.modules:
+        TRELLIS_CREDENTIALS_KEY_FILE.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         _new_private_key_file(TRELLIS_CREDENTIALS_KEY_FILE)
     if TRELLIS_CREDENTIALS_KEY_FILE.exists():
         TRELLIS_CREDENTIALS_KEY = TRELLIS_CREDENTIALS_KEY_FILE.read_text().strip()
@@ -91,7 +104,7 @@ if not TRELLIS_CREDENTIALS_KEY:
     raise ImproperlyConfigured(
         f"TRELLIS_CREDENTIALS_KEY is not set and {TRELLIS_CREDENTIALS_KEY_FILE} does not exist. Trellis encrypts "
         "stored credentials with this key and refuses to start in production (DEBUG off) without it: set "
-        "TRELLIS_CREDENTIALS_KEY to a Fernet key (`make run` generates one into the data directory), or set "
+        "TRELLIS_CREDENTIALS_KEY to a Fernet key (`make run` generates one into your configuration folder), or set "
         "DEBUG=1 for local development."
     )
 TRELLIS_CREDENTIALS_OLD_KEYS = _env_list("TRELLIS_CREDENTIALS_OLD_KEYS", [])  # keys it replaced, while rotating

@@ -296,9 +296,12 @@ def test_the_readme_python_snippet_runs_as_written(newcomer):
         assert len(finished.stdout.strip()) > 20, f"the snippet printed no answer: {finished.stdout!r}"
 
 
-def test_make_run_started_the_server_with_debug_off_and_keys_from_the_data_directory(newcomer):
+def test_make_run_started_the_server_with_debug_off_and_its_keys_where_they_belong(newcomer):
     assert (newcomer.data_dir / "secret_key").is_file()
-    assert (newcomer.data_dir / "credentials.key").is_file()
+    # The credentials key is kept apart from the data directory and its backups.
+    assert not (newcomer.data_dir / "credentials.key").exists()
+    key_file = Path(newcomer.environment["XDG_CONFIG_HOME"]) / "trellis" / "credentials.key"
+    assert key_file.is_file() and key_file.stat().st_mode & 0o777 == 0o600
     assert "DEBUG" not in newcomer.environment and "SECRET_KEY" not in newcomer.environment
     # DEBUG off: an unknown page is the app's 404, not Django's debug page.
     with pytest.raises(urllib.error.HTTPError) as missing:

@@ -61,8 +61,8 @@ class OutboundPolicy:
                 self.hosts.add(entry.rstrip("."))
 
     def problem(self, url: str) -> str | None:
-        """None when ``url`` may be requested; otherwise a translatable sentence. The sentence is
-        the same whether the host exists or not, so it reveals nothing about the network."""
+        """None when ``url`` may be requested; otherwise a translatable sentence, the same for every
+        address that is not allowed, whatever answers there."""
         parts = urlsplit(url.strip())
         try:
             port = parts.port
@@ -76,7 +76,9 @@ class OutboundPolicy:
         if host in self.hosts or f"{host}:{port}" in self.hosts:
             return None
         addresses = _addresses(host, port)
-        if addresses and all(self._reachable(address) for address in addresses):
+        # A name that does not resolve reaches nothing now; it is checked again before each run,
+        # when it may resolve (to a public address, or not).
+        if all(self._reachable(address) for address in addresses):
             return None
         return gettext_noop("is not a public address; only an administrator can let pipelines reach it "
                             "(TRELLIS_OUTBOUND_ALLOW)")

@@ -126,3 +126,29 @@ def test_deleting_from_the_admin_removes_the_credential(admin_client_, credentia
                                   {"post": "yes"})
     assert response.status_code == 302
     assert not Credential.objects.exists()
+
+
+def test_an_administrator_shares_a_credential_with_a_group_and_binds_it_to_another_server(
+    admin_client_, staff, owner
+):
+    from django.contrib.auth.models import Group
+
+    from credentials import selectors
+
+    team = Group.objects.create(name="research")
+    owner.groups.add(team)
+    response = admin_client_.post(ADD, {
+        "name": "team", "owner": staff.pk, "kind": "OpenAIAPIKey", "shared": "on", "OpenAIAPIKey__api_key": SECRET,
+        "granted_groups": [team.pk], "destinations": "https://gateway.example.org/v1\n", "_save": "Save"})
+    assert response.status_code == 302, response.context["adminform"].form.errors if response.context else ""
+    credential = Credential.objects.get(name="team")
+    assert list(credential.granted_groups.all()) == [team]
+    assert credential.destinations == ["https://gateway.example.org/v1"]
+    assert selectors.credential_destinations(user=owner, name="team") == [
+        "https://api.openai.com:443", "https://gateway.example.org:443"]
+
+    refused = admin_client_.post(change_url(credential), {
+        "name": "team", "OpenAIAPIKey__api_key": "", "OpenAIAPIKey__base_url": "", "OpenAIAPIKey__organization": "",
+        "granted_groups": [team.pk], "destinations": "ftp://files.example.org", "_save": "Save"})
+    assert refused.status_code == 200
+    assert "Not an http:// or https:// server address: ftp://files.example.org" in refused.content.decode()

@@ -75,7 +75,7 @@ def test_a_symbolic_link_out_of_the_model_folders_does_not_get_out(api, knowledg
 
 @pytest.mark.parametrize("base_url", [
     "http://127.0.0.1:9/v1", "http://localhost:8000/v1", "http://10.1.2.3/v1", "http://169.254.169.254/latest",
-    "http://[::1]:8080/v1", "http://192.168.0.10:11434/v1", "http://no-such-host.invalid/v1",
+    "http://[::1]:8080/v1", "http://192.168.0.10:11434/v1", "http://0.0.0.0:8000/v1", "http://[::ffff:127.0.0.1]/v1",
 ])
 def test_an_ordinary_users_pipeline_cannot_name_a_private_or_unknown_address(api, knowledge_base, settings, base_url):
     settings.TRELLIS_OUTBOUND_ALLOW = []
@@ -88,10 +88,18 @@ def test_an_ordinary_users_pipeline_cannot_name_a_private_or_unknown_address(api
 
 
 def test_an_address_the_administrator_allowed_is_accepted(api, knowledge_base, settings):
-    settings.TRELLIS_OUTBOUND_ALLOW = ["10.0.0.0/8", "llm.internal:8000"]
-    assert save(api, knowledge_base, remote_llm("http://10.1.2.3/v1")).status_code == 201
-    settings.TRELLIS_OUTBOUND_ALLOW = ["llm.internal:8000"]
-    assert save(api, knowledge_base, {**remote_llm("http://llm.internal:8000/v1")}).status_code in (201, 400)
+    settings.TRELLIS_OUTBOUND_ALLOW = ["10.0.0.0/8", "localhost:8000"]
+    for name, base_url in (("a", "http://10.1.2.3/v1"), ("b", "http://localhost:8000/v1")):
+        response = api.post(reverse("pipeline-list"), {"name": name, "knowledge_base": knowledge_base.pk,
+                                                       "strategy": remote_llm(base_url)},
+                            content_type="application/json")
+        assert response.status_code == 201, response.content
+    assert save(api, knowledge_base, remote_llm("http://localhost:8001/v1")).status_code == 400  # another port
+
+
+def test_a_name_that_resolves_nowhere_yet_is_saved_and_checked_again_at_run_time(api, knowledge_base, settings):
+    settings.TRELLIS_OUTBOUND_ALLOW = []
+    assert save(api, knowledge_base, remote_llm("http://no-such-host.invalid/v1")).status_code == 201
 
 
 def test_an_administrator_names_any_address_and_file(admin_user, settings, tmp_path):
