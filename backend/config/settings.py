@@ -5,6 +5,7 @@ switched on by its variable and off by default."""
 from __future__ import annotations
 
 import base64
+import ipaddress
 import os
 import sys
 from pathlib import Path
@@ -360,5 +361,24 @@ TRELLIS_LOGIN_MAX_FAILURES = _env_int("TRELLIS_LOGIN_MAX_FAILURES", 10)
 TRELLIS_LOGIN_LOCKOUT_MINUTES = _env_int("TRELLIS_LOGIN_LOCKOUT_MINUTES", 15)
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
-    if REDIS_URL else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    if REDIS_URL else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+                       # Room for every counter: a full cache evicts entries, and a throttle's
+                       # counters must not be evicted by flooding it with new names.
+                       "OPTIONS": {"MAX_ENTRIES": 200_000}}
 }
+
+# -- Security, round 2 (issue 19): throttles, request limits --------------------------------------
+# One address may fail for at most this many user names in the window; a user name may fail this
+# many times from all addresses together, after which only addresses the user signed in from
+# before may try it (docs/deploy.md, "Sign-in throttling").
+TRELLIS_LOGIN_MAX_NAMES_PER_ADDRESS = _env_int("TRELLIS_LOGIN_MAX_NAMES_PER_ADDRESS", 10)
+TRELLIS_LOGIN_MAX_FAILURES_PER_NAME = _env_int("TRELLIS_LOGIN_MAX_FAILURES_PER_NAME", 100)
+# Reverse proxies whose X-Forwarded-For is believed (addresses or networks, comma-separated):
+# behind one, every client would otherwise share the proxy's address. None by default: a client
+# can send the header itself.
+TRELLIS_TRUSTED_PROXIES = _env_list("TRELLIS_TRUSTED_PROXIES", [])
+for _proxy in TRELLIS_TRUSTED_PROXIES:
+    try:
+        ipaddress.ip_network(_proxy, strict=False)
+    except ValueError:
+        raise ImproperlyConfigured(f"TRELLIS_TRUSTED_PROXIES: {_proxy!r} is not an IP address or network") from None
