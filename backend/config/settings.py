@@ -133,6 +133,7 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "common.middleware.QueryLanguageMiddleware",
+    "common.limits.RequestBodyLimitMiddleware",  # before anything reads a body
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -382,3 +383,19 @@ for _proxy in TRELLIS_TRUSTED_PROXIES:
         ipaddress.ip_network(_proxy, strict=False)
     except ValueError:
         raise ImproperlyConfigured(f"TRELLIS_TRUSTED_PROXIES: {_proxy!r} is not an IP address or network") from None
+# The largest request body: an upload of several files must fit in it (each file within
+# TRELLIS_MAX_UPLOAD_MB); refused from its Content-Length, before it is read. Other bodies (JSON,
+# forms) are held to Django's DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MB).
+TRELLIS_MAX_REQUEST_BYTES = _env_int("TRELLIS_MAX_REQUEST_MB", TRELLIS_MAX_UPLOAD_BYTES // 1024 // 1024 + 10) * 1024 * 1024
+# Uploaded files are counted as they are read: one past TRELLIS_MAX_UPLOAD_MB is not stored further.
+FILE_UPLOAD_HANDLERS = [
+    "common.uploads.LimitedUploadHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
+# Evaluation datasets (BEIR folders and uploaded zips) are read within these limits, while they
+# are read: text unpacked in all (a gzipped corpus decompressed), files in an archive, and one
+# record (a line); a longer record is left out and reported with its line.
+TRELLIS_DATASET_MAX_BYTES = _env_int("TRELLIS_DATASET_MAX_MB", 1024) * 1024 * 1024
+TRELLIS_DATASET_MAX_FILES = _env_int("TRELLIS_DATASET_MAX_FILES", 1000)
+TRELLIS_DATASET_MAX_RECORD_BYTES = _env_int("TRELLIS_DATASET_MAX_RECORD_KB", 1024) * 1024

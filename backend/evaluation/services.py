@@ -31,6 +31,7 @@ from pipelines.services import strategy_validate
 from rag.components import load_components
 from rag.core import ConfigValidationError, FieldError, readable_error, validate_or_raise
 from rag.core.i18n import gettext_noop
+from rag.documents.parsers.base import readable_size
 from rag.evaluation import (
     CorpusDocument,
     DatasetError,
@@ -161,7 +162,12 @@ def dataset_import_shared(*, owner: AbstractBaseUser, shared_name: str, name: st
 def dataset_import_archive(*, owner: AbstractBaseUser, name: str, archive: UploadedFile,
                            max_queries: int | None = None, max_documents: int | None = None,
                            chunker: dict[str, Any] | None = None) -> EvaluationDataset:
-    """Import a BEIR dataset uploaded as a zip archive (files at its root or in one folder)."""
+    """Import a BEIR dataset uploaded as a zip archive (files at its root or in one folder).
+    An archive larger than ``TRELLIS_MAX_UPLOAD_BYTES`` is refused (``too_large``)."""
+    limit = settings.TRELLIS_MAX_UPLOAD_BYTES
+    if archive.size is not None and archive.size > limit:
+        raise _error("file", gettext_noop("the file is {size}, larger than the limit of {limit}"), "too_large",
+                     size=readable_size(archive.size), limit=readable_size(limit))
     _check_name(owner, name)
     chunker = _validated_chunker(chunker)
     directory = uploads_dir()
