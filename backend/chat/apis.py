@@ -159,7 +159,7 @@ class AskApi(APIView):
 
     @extend_schema_serializer(component_name="Ask")
     class InputSerializer(serializers.Serializer):
-        question = serializers.CharField(max_length=10_000)
+        question = serializers.CharField(max_length=services.QUESTION_MAX_LENGTH)
         pipeline_id = serializers.IntegerField(required=False, allow_null=True, default=None)
 
     @extend_schema(operation_id="conversations_ask", request=InputSerializer,

@@ -3,33 +3,32 @@
 from __future__ import annotations
 
 import asyncio
-import json
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from common.i18n import language_of_scope, translate
 from common.permissions import owns
 from common.realtime import remember_server_loop
+from common.sockets import FORBIDDEN, ClientMessage, JsonSocket, invalid_event
 from rag.core.i18n import gettext_noop
 
 from . import selectors, services
+from .apis import AskApi
 from .models import Conversation
 
-FORBIDDEN = 4403
 
-
-class ChatConsumer(AsyncJsonWebsocketConsumer):
+class ChatConsumer(JsonSocket):
     """One conversation's socket. Client messages: ``{"type": "ask", "question", "pipeline_id"?}``
     and ``{"type": "cancel"}``. Server messages are the events of ``services.chat_turn``, in
     order: ``run.started``, ``retrieval.node`` / ``retrieval.round`` as they complete,
     ``generation.delta`` tokens, then ``answer.completed``, ``run.failed`` or ``run.cancelled``.
 
-    The consumer authenticates, checks each message and forwards the turn's events; the turn
-    itself (building, timing, storing, cancelling) is the service's. Each turn is read on a
-    task of its own, so many conversations stream at once; a client that leaves cancels its run."""
+    The consumer authenticates, checks each message with the REST API's serializer (an ask REST
+    would refuse is answered ``run.failed`` with ``code: invalid`` and its ``errors``) and forwards
+    the turn's events; the turn itself (building, timing, storing, cancelling) is the service's.
+    Each turn is read on a task of its own, so many conversations stream at once; a client that
+    leaves cancels its run."""
 
     conversation: Conversation | None = None
     task: asyncio.Task | None = None
@@ -49,41 +48,29 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         if self.task is not None and not self.task.done():
             self.task.cancel()
 
-    @classmethod
-    async def decode_json(cls, text_data: str) -> Any:
-        try:
-            return json.loads(text_data)
-        except (ValueError, RecursionError):
-            return None  # answered as an unknown message, not by closing the socket with an error
-
-    async def receive_json(self, content: Any, **kwargs: Any) -> None:
-        kind = content.get("type") if isinstance(content, dict) else None
-        handler = self.handlers.get(kind) if isinstance(kind, str) else None
-        if handler is None:
-            await self.send_json({"type": "error", "code": "unknown_type", "error": self._text(gettext_noop(
-                "unknown message type {kind!r}; use ask or cancel"), kind=kind)})
-            return
-        await handler(self, content)
-
     # -- one handler per client message type --------------------------------------------------
 
-    async def ask(self, content: dict[str, Any]) -> None:
+    async def ask(self, fields: dict[str, Any]) -> None:
         if self.busy:
-            await self.send_json({"type": "run.failed", "code": "busy", "error": self._text(gettext_noop(
+            await self.send_json({"type": "run.failed", "code": "busy", "error": self.text(gettext_noop(
                 "a question is already being answered; wait for it or cancel it"))})
             return
         self.busy = True
         assert self.conversation is not None
         events = services.chat_turn(conversation=self.conversation, user=self.scope["user"],
-                                    question=str(content.get("question") or ""),
-                                    pipeline_id=content.get("pipeline_id"), language=language_of_scope(self.scope))
+                                    question=fields["question"], pipeline_id=fields["pipeline_id"],
+                                    language=self.language)
         self.task = asyncio.create_task(self._forward(events))
 
-    async def cancel(self, content: dict[str, Any]) -> None:
+    async def cancel(self, fields: dict[str, Any]) -> None:
         if self.busy and self.task is not None:
             self.task.cancel()
 
-    handlers: dict[str, Callable[[ChatConsumer, dict[str, Any]], Awaitable[None]]] = {"ask": ask, "cancel": cancel}
+    messages = {"ask": ClientMessage(ask, AskApi.InputSerializer), "cancel": ClientMessage(cancel)}
+
+    async def invalid(self, kind: str, errors: list[dict[str, str]]) -> None:
+        # The client waits for an ask's final event: a refused ask ends as a failed run.
+        await self.send_json(invalid_event("run.failed" if kind == "ask" else "error", errors))
 
     # -----------------------------------------------------------------------------------------
 
@@ -120,6 +107,3 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         if not owns(user, "conversation_id", conversation_id):
             return None
         return selectors.conversation_get(user=user, conversation_id=conversation_id)
-
-    def _text(self, template: str, **context: Any) -> str:
-        return translate(template, context, language_of_scope(self.scope), fallback=template.format(**context))

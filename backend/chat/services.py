@@ -30,6 +30,8 @@ from .selectors import conversation_history
 
 logger = logging.getLogger(__name__)
 TITLE_LENGTH = 80
+QUESTION_MAX_LENGTH = 10_000
+"""The longest question, on every transport (the REST serializer, and the socket through it)."""
 
 
 class ChatError(TrellisError):
@@ -87,6 +89,8 @@ def chat_turn_start(*, conversation: Conversation, question: str, pipeline: Pipe
     question = question.strip()
     if not question:
         raise ChatError(gettext_noop("the question is empty"))
+    if len(question) > QUESTION_MAX_LENGTH:
+        raise ChatError(gettext_noop("the question is longer than {limit} characters"), limit=QUESTION_MAX_LENGTH)
     pipeline = pipeline or conversation.pipeline
     if pipeline is None:
         raise ChatError(gettext_noop("choose a pipeline for this conversation first"))
@@ -158,7 +162,10 @@ def _turn_open(*, conversation: Conversation, user: AbstractBaseUser, question: 
             pipeline = pipeline_get(user=user, pipeline_id=int(pipeline_id))
         except (Pipeline.DoesNotExist, TypeError, ValueError):
             raise ChatError(gettext_noop("no pipeline {id!r}"), id=pipeline_id) from None
-    conversation.refresh_from_db()
+    try:
+        conversation.refresh_from_db()
+    except Conversation.DoesNotExist:
+        raise ChatError(gettext_noop("this conversation no longer exists")) from None
     return chat_turn_start(conversation=conversation, question=question, pipeline=pipeline)
 
 
@@ -183,6 +190,13 @@ async def chat_turn(*, conversation: Conversation, user: AbstractBaseUser, quest
                                            pipeline_id=pipeline_id)
     except ChatError as exc:
         yield {"type": "run.failed", "error": exc.translated(language), "code": "not_answered", "message_id": None}
+        return
+    except Exception as exc:  # nothing was recorded; the reader still gets its final event
+        logger.exception("a question in conversation %s could not be started", conversation.pk)
+        error = readable_error(exc)
+        yield {"type": "run.failed", "error": translate(error.template, error.context, language,
+                                                        fallback=error.message),
+               "code": error.code, "message_id": None}
         return
     pieces: list[str] = []
     trace: dict[str, Any] = {}

@@ -1,9 +1,10 @@
 """What every app's API shares: the one error shape, refusing invalid input in it, looking up
 the caller's own objects, and serving several single-operation APIs on one path.
 
-Views raise; ``exception_handler`` (DRF's ``EXCEPTION_HANDLER``) answers. ``Invalid`` and a
-``ConfigValidationError`` from a service become ``400 {"errors": [{"path", "message",
-"code"}]}`` in the request's language; everything else keeps DRF's ``{"detail": ...}``.
+Views raise; ``exception_handler`` (DRF's ``EXCEPTION_HANDLER``) answers. ``Invalid``, a
+``ConfigValidationError`` from a service and a body past a request limit become ``400`` (or
+``413``) ``{"errors": [{"path", "message", "code"}]}`` in the request's language; everything
+else keeps DRF's ``{"detail": ...}``.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from common.i18n import translate
+from common.limits import limit_refusal
 from rag.core import ConfigValidationError
 
 T = TypeVar("T")
@@ -125,11 +127,17 @@ def no_such(path: str, template: str, language: str | None) -> Invalid:
 
 
 def exception_handler(exc: Exception, context: Mapping[str, Any]) -> Response | None:
-    """DRF's ``EXCEPTION_HANDLER``: the one error shape for ``Invalid`` and configuration errors,
+    """DRF's ``EXCEPTION_HANDLER``: the one error shape for ``Invalid``, configuration errors
+    (``413`` when every problem is a size past its limit) and Django's request-size refusals,
     DRF's own answer for everything else."""
+    request = context.get("request")
     if isinstance(exc, Invalid):
         return errors_response(exc.errors, exc.status)
     if isinstance(exc, ConfigValidationError):
-        request = context.get("request")
-        return errors_response(config_errors(exc, getattr(request, "LANGUAGE_CODE", None)))
+        too_large = all(error.code == "too_large" for error in exc.errors)
+        return errors_response(config_errors(exc, getattr(request, "LANGUAGE_CODE", None)), 413 if too_large else 400)
+    refusal = limit_refusal(exc, request) if request is not None else None
+    if refusal is not None:
+        status, error = refusal
+        return errors_response([error], status)
     return drf_exception_handler(exc, context)

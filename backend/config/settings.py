@@ -5,6 +5,7 @@ switched on by its variable and off by default."""
 from __future__ import annotations
 
 import base64
+import ipaddress
 import os
 import sys
 from pathlib import Path
@@ -145,6 +146,7 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "common.middleware.QueryLanguageMiddleware",
+    "common.limits.RequestBodyLimitMiddleware",  # before anything reads a body
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -379,5 +381,40 @@ TRELLIS_LOGIN_MAX_FAILURES = _env_int("TRELLIS_LOGIN_MAX_FAILURES", 10)
 TRELLIS_LOGIN_LOCKOUT_MINUTES = _env_int("TRELLIS_LOGIN_LOCKOUT_MINUTES", 15)
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
-    if REDIS_URL else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    if REDIS_URL else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+                       # Room for every counter: a full cache evicts entries, and a throttle's
+                       # counters must not be evicted by flooding it with new names.
+                       "OPTIONS": {"MAX_ENTRIES": 200_000}}
 }
+
+# -- Security, round 2 (issue 19): throttles, request limits --------------------------------------
+# One address may fail for at most this many user names in the window; a user name may fail this
+# many times from all addresses together, after which only addresses the user signed in from
+# before may try it (docs/deploy.md, "Sign-in throttling").
+TRELLIS_LOGIN_MAX_NAMES_PER_ADDRESS = _env_int("TRELLIS_LOGIN_MAX_NAMES_PER_ADDRESS", 10)
+TRELLIS_LOGIN_MAX_FAILURES_PER_NAME = _env_int("TRELLIS_LOGIN_MAX_FAILURES_PER_NAME", 100)
+# Reverse proxies whose X-Forwarded-For is believed (addresses or networks, comma-separated):
+# behind one, every client would otherwise share the proxy's address. None by default: a client
+# can send the header itself.
+TRELLIS_TRUSTED_PROXIES = _env_list("TRELLIS_TRUSTED_PROXIES", [])
+for _proxy in TRELLIS_TRUSTED_PROXIES:
+    try:
+        ipaddress.ip_network(_proxy, strict=False)
+    except ValueError:
+        raise ImproperlyConfigured(f"TRELLIS_TRUSTED_PROXIES: {_proxy!r} is not an IP address or network") from None
+# The largest request body: an upload of several files must fit in it (each file within
+# TRELLIS_MAX_UPLOAD_MB); refused from its Content-Length, before it is read. Other bodies (JSON,
+# forms) are held to Django's DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MB).
+TRELLIS_MAX_REQUEST_BYTES = _env_int("TRELLIS_MAX_REQUEST_MB", TRELLIS_MAX_UPLOAD_BYTES // 1024 // 1024 + 10) * 1024 * 1024
+# Uploaded files are counted as they are read: one past TRELLIS_MAX_UPLOAD_MB is not stored further.
+FILE_UPLOAD_HANDLERS = [
+    "common.uploads.LimitedUploadHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
+# Evaluation datasets (BEIR folders and uploaded zips) are read within these limits, while they
+# are read: text unpacked in all (a gzipped corpus decompressed), files in an archive, and one
+# record (a line); a longer record is left out and reported with its line.
+TRELLIS_DATASET_MAX_BYTES = _env_int("TRELLIS_DATASET_MAX_MB", 1024) * 1024 * 1024
+TRELLIS_DATASET_MAX_FILES = _env_int("TRELLIS_DATASET_MAX_FILES", 1000)
+TRELLIS_DATASET_MAX_RECORD_BYTES = _env_int("TRELLIS_DATASET_MAX_RECORD_KB", 1024) * 1024

@@ -12,6 +12,7 @@ api_v1 = [
     path("", include("evaluation.urls")),
 ]
 
+handler400 = "common.errors.bad_request"
 handler404 = "common.errors.not_found"
 
 urlpatterns = [

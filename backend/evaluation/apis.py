@@ -8,7 +8,7 @@ from typing import Any
 
 from django.http import FileResponse, Http404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema, extend_schema_serializer
+from drf_spectacular.utils import extend_schema, extend_schema_field, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
@@ -17,6 +17,7 @@ from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
 from common.api import INVALID, LANG_PARAMETER, Invalid, get_for_owner, message_error, no_such, validated
+from common.i18n import translate
 from pipelines.selectors import pipeline_list
 from rag.core.i18n import gettext_noop
 from rag.evaluation import REPORT_FILES
@@ -25,6 +26,14 @@ from . import selectors, services
 from .models import Evaluation, EvaluationDataset
 
 # -- datasets -------------------------------------------------------------------------------------
+
+
+@extend_schema_serializer(component_name="DroppedRecord")
+class DroppedRecordSerializer(serializers.Serializer):
+    file = serializers.CharField(help_text="The file in the dataset, e.g. scifact/corpus.jsonl.")
+    line = serializers.IntegerField(allow_null=True)
+    code = serializers.CharField(help_text="too_long (longer than the record limit), too_large, …")
+    reason = serializers.CharField(help_text="Why, in the request's language.")
 
 
 @extend_schema_serializer(component_name="EvaluationDataset")
@@ -40,7 +49,9 @@ class DatasetOutputSerializer(serializers.Serializer):
     status = serializers.SerializerMethodField(help_text="importing, indexing, ready or failed.")
     documents = serializers.SerializerMethodField(
         help_text="Knowledge-base documents: uploaded, ready, failed, in_progress.")
-    error = serializers.CharField()
+    error = serializers.SerializerMethodField(help_text="Why the import failed (empty unless status is failed).")
+    dropped = serializers.SerializerMethodField(
+        help_text='Records left out of the import: [{"file", "line", "code", "reason"}], in file order.')
     created_at = serializers.DateTimeField()
 
     def _state(self, dataset: EvaluationDataset) -> dict[str, Any]:
@@ -56,13 +67,27 @@ class DatasetOutputSerializer(serializers.Serializer):
         state = self._state(dataset)
         return {key: state[key] for key in ("uploaded", "ready", "failed", "in_progress")}
 
+    def get_error(self, dataset: EvaluationDataset) -> str:
+        error = self._state(dataset)["error"]
+        return translate(*error, self._language()) if isinstance(error, tuple) else error
+
+    @extend_schema_field(DroppedRecordSerializer(many=True))
+    def get_dropped(self, dataset: EvaluationDataset) -> list[dict[str, Any]]:
+        language = self._language()
+        return [{"file": row["file"], "line": row["line"], "code": row["code"],
+                 "reason": translate(row["template"], row["context"], language)} for row in dataset.dropped]
+
+    def _language(self) -> str | None:
+        return getattr(self.context.get("request"), "LANGUAGE_CODE", None)
+
 
 def _dataset(request: Request, dataset_id: int) -> EvaluationDataset:
     return get_for_owner(selectors.dataset_get, user=request.user, dataset_id=dataset_id)
 
 
 def _dataset_data(dataset: EvaluationDataset, request: Request) -> dict[str, Any]:
-    return DatasetOutputSerializer(selectors.dataset_get(user=request.user, dataset_id=dataset.pk)).data
+    return DatasetOutputSerializer(selectors.dataset_get(user=request.user, dataset_id=dataset.pk),
+                                   context={"request": request}).data
 
 
 class DatasetListApi(APIView):
@@ -70,7 +95,8 @@ class DatasetListApi(APIView):
 
     @extend_schema(operation_id="evaluation_datasets_list", responses=DatasetOutputSerializer(many=True))
     def get(self, request: Request) -> Response:
-        return Response(DatasetOutputSerializer(selectors.dataset_list(user=request.user), many=True).data)
+        return Response(DatasetOutputSerializer(selectors.dataset_list(user=request.user), many=True,
+                                                context={"request": request}).data)
 
 
 class SubsetFields(serializers.Serializer):
@@ -142,7 +168,7 @@ class DatasetDetailApi(APIView):
 
     @extend_schema(operation_id="evaluation_datasets_retrieve", responses=DatasetOutputSerializer)
     def get(self, request: Request, dataset_id: int) -> Response:
-        return Response(DatasetOutputSerializer(_dataset(request, dataset_id)).data)
+        return Response(DatasetOutputSerializer(_dataset(request, dataset_id), context={"request": request}).data)
 
 
 class DatasetDeleteApi(APIView):

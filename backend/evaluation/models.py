@@ -23,6 +23,8 @@ class EvaluationDataset(models.Model):
     has_answers = models.BooleanField(default=False)
     imported = models.BooleanField(default=False, help_text=_("Every corpus document has been handed to ingestion."))
     error = models.TextField(_("error"), blank=True, help_text=_("Why the import failed."))
+    dropped = models.JSONField(default=list, blank=True, help_text=_(
+        '[{"file", "line", "code", "template", "context"}]: records left out of the import, and why.'))
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

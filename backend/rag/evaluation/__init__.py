@@ -24,6 +24,8 @@ from .corpus import EvaluationCorpus, MemoryStores, MemoryVectorCollection, buil
 from .datasets import (
     CorpusDocument,
     DatasetError,
+    DatasetLimits,
+    DroppedRecord,
     EvaluationDataset,
     Query,
     assemble,
@@ -77,6 +79,8 @@ __all__ = [
     "RETRIEVAL_METRICS",
     "CorpusDocument",
     "DatasetError",
+    "DatasetLimits",
+    "DroppedRecord",
     "EvaluationCorpus",
     "EvaluationDataset",
     "MemoryStores",

@@ -170,3 +170,25 @@ describe("LiveTraceView", () => {
     expect(within(done).getAllByRole("region", { name: /BM25Retriever/ })).toHaveLength(3);
   });
 });
+
+describe("TraceView, with hostile data in the trace", () => {
+  it("links web search results only to http(s) pages and shows any other address as text", () => {
+    const trace = {
+      strategy: "CRAG", params: {}, llm_calls: 0, elapsed_ms: 3,
+      steps: [{ step: "web_search", elapsed_ms: 1, results: [
+        { chunk_id: 1, text: "A page.", metadata: { url: "javascript:alert(document.cookie)", title: "Click me" } },
+        { chunk_id: 2, text: "Another.", metadata: { url: " JAVA\tSCRIPT:alert(1)" } },
+        { chunk_id: 4, text: "A data page.", metadata: { url: "data:text/html,<script>alert(1)</script>", title: "Data" } },
+        { chunk_id: 3, text: "A real one.", metadata: { url: "https://example.org/pears", title: "<b>Pears</b>" } },
+      ] }],
+    } as unknown as StrategyTrace;
+    const { container } = render(<TraceView trace={trace} facts={chunkFacts(trace, [], [])} />);
+    const links = Array.from(container.querySelectorAll("a"));
+    expect(links.map((link) => link.getAttribute("href"))).toEqual(["https://example.org/pears"]);
+    expect(links[0]).toHaveTextContent("<b>Pears</b>");
+    expect(container.querySelector("b")).toBeNull();
+    expect(screen.getByText("Click me")).toBeInTheDocument();
+    expect(screen.getByText("Data")).toBeInTheDocument();
+    expect(screen.getByText(/JAVA\s*SCRIPT:alert\(1\)/)).toBeInTheDocument();
+  });
+});
