@@ -11,6 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from catalog.selectors import component_vocabulary
 from config.api import LANG_PARAMETER, config_errors, errors_response, serializer_errors
 from knowledge.models import KnowledgeBase
 from knowledge.selectors import knowledge_base_get
@@ -36,7 +37,9 @@ class PipelineOutputSerializer(serializers.Serializer):
     updated_at = serializers.DateTimeField()
 
     def get_representation(self, pipeline: Pipeline) -> str:
-        return selectors.pipeline_representation(pipeline, self.context.get("language"))
+        if "vocabulary" not in self.context:
+            self.context["vocabulary"] = component_vocabulary(language=self.context.get("language"))
+        return selectors.pipeline_representation(pipeline, self.context["vocabulary"])
 
     def _readiness(self, pipeline: Pipeline):
         known = self.context.setdefault("readiness", {})

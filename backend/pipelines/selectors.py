@@ -7,8 +7,9 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 
+from catalog.selectors import CatalogVocabulary
 from rag.components import load_components
-from rag.core import render_representation, validate_tree
+from rag.core import validate_tree
 from rag.presets import PRESETS
 
 from .models import Pipeline
@@ -23,12 +24,9 @@ def pipeline_get(*, user: AbstractBaseUser, pipeline_id: int) -> Pipeline:
     return pipeline_list(user=user).get(pk=pipeline_id)
 
 
-def pipeline_representation(pipeline: Pipeline, language: str | None) -> str:
-    component = load_components().get(pipeline.strategy["component"])
-    template = component.get_representation()
-    if template is None:
-        return component.DESCRIPTION.get(language)
-    return render_representation(template.get(language), pipeline.strategy)
+def pipeline_representation(pipeline: Pipeline, vocabulary: CatalogVocabulary) -> str:
+    """The pipeline's strategy in the vocabulary's words (``catalog.selectors.component_vocabulary``)."""
+    return vocabulary.representation(pipeline.strategy)
 
 
 def pipeline_templates(*, language: str | None) -> list[dict[str, Any]]:

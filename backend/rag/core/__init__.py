@@ -1,6 +1,6 @@
 """The component core: multilingual texts, parameters, the registry, validation and the factory."""
 
-from .component import ConfigObject, CredentialResolver
+from .component import ConfigObject, CredentialResolver, RegistryVocabulary
 from .errors import (
     ConfigValidationError,
     CredentialError,
@@ -13,7 +13,7 @@ from .factory import build, prepare
 from .multilingual import LANGUAGES, MultilingualString, ml, normalize_language
 from .params import ComponentRef, Params, Slot, children_param, component_param, component_slots, param, ref
 from .registry import KINDS, Registry, register, registry
-from .representation import render as render_representation
+from .representation import Vocabulary, render as render_representation
 from .schema import localize_schema, multilingual_schema
 from .tree import iter_nodes
 from .validation import validate_or_raise, validate_params, validate_tree
@@ -30,10 +30,12 @@ __all__ = [
     "MultilingualString",
     "Params",
     "Registry",
+    "RegistryVocabulary",
     "RegistryError",
     "Slot",
     "TrellisError",
     "UnknownComponentError",
+    "Vocabulary",
     "build",
     "children_param",
     "component_param",

@@ -76,6 +76,7 @@ class EnsembleRetriever(CompositeRetriever):
     CATEGORY = "fusion"
     ICON = "merge"
     DISPLAY_NAME = ml("Fusion (ensemble)", "Fusión (conjunto)", "融合（集成）")
+    SHORT_NAME = ml("Fusion", "Fusión", "融合")
     DESCRIPTION = ml(
         "Runs several retrievers at once and merges their results, so keyword and semantic "
         "search cover each other's blind spots (hybrid search).",
@@ -85,7 +86,7 @@ class EnsembleRetriever(CompositeRetriever):
     )
     REPRESENTATION = ml(
         "Fusion · {fusion} · {children} · top {top_k}",
-        "Fusión · {fusion} · {children} · top {top_k}",
+        "Fusión · {fusion} · {children} · {top_k} mejores",
         "融合 · {fusion} · {children} · 前 {top_k} 名",
     )
 
@@ -104,6 +105,7 @@ class EnsembleRetriever(CompositeRetriever):
         fusion: Literal["rrf", "weighted"] = param(
             "rrf",
             title=ml("Fusion method", "Método de fusión", "融合方式"),
+            labels={"rrf": ml("RRF", "RRF", "RRF"), "weighted": ml("weighted", "ponderada", "加權")},
             description=ml(
                 "rrf ranks by 1/(rrf_k + rank) summed over children and needs no tuning; weighted "
                 "sums min–max normalised scores times each child's weight.",

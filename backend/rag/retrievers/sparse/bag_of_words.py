@@ -38,6 +38,7 @@ class BagOfWordsConverter(ConfigObject):
     CATEGORY = "text processing"
     ICON = "text"
     DISPLAY_NAME = ml("Bag-of-words converter", "Convertidor de bolsa de palabras", "詞袋轉換器")
+    SHORT_NAME = ml("Bag of words", "Bolsa de palabras", "詞袋")
     DESCRIPTION = ml(
         "Turns text into term counts for keyword search (BM25): splits it into words or character n-grams, "
         "lowercases, strips accents, drops stop words, forms n-grams and prunes terms that are too rare or too "
@@ -59,6 +60,8 @@ class BagOfWordsConverter(ConfigObject):
         analyzer: Literal["word", "char", "char_wb"] = param(
             "word",
             title=ml("Analyzer", "Analizador", "分析單位"),
+            labels={"word": ml("words", "palabras", "詞"), "char": ml("characters", "caracteres", "字元"),
+                    "char_wb": ml("characters in words", "caracteres en palabras", "詞內字元")},
             description=ml(
                 "What a term is. 'word': words (Chinese is segmented into words). 'char': character n-grams "
                 "over the whole text. 'char_wb': character n-grams inside words, padded with a space at each "
@@ -97,6 +100,8 @@ class BagOfWordsConverter(ConfigObject):
         stop_words: Literal["english", "spanish", "none"] = param(
             "none",
             title=ml("Stop words", "Palabras vacías", "停用詞"),
+            labels={"english": ml("English", "inglés", "英文"), "spanish": ml("Spanish", "español", "西班牙文"),
+                    "none": ml("none", "ninguna", "無")},
             description=ml(
                 "A built-in list of very common words to drop: 'english' (scikit-learn's list), 'spanish', "
                 "or 'none'. Matching ignores case, and ignores accents too when accents are stripped.",

@@ -48,6 +48,7 @@ class KeywordClassifier(Classifier):
 
     ICON = "tag"
     DISPLAY_NAME = ml("Keyword match", "Coincidencia de palabras clave", "關鍵字比對")
+    SHORT_NAME = ml("Keywords", "Palabras clave", "關鍵字")
     DESCRIPTION = ml(
         "Takes the branch when the question contains any (or all) of the given keywords.",
         "Toma la rama cuando la pregunta contiene alguna (o todas) de las palabras clave indicadas.",
@@ -73,6 +74,7 @@ class KeywordClassifier(Classifier):
         match: Literal["any", "all"] = param(
             "any",
             title=ml("Match", "Coincidencia", "比對方式"),
+            labels={"any": ml("any", "alguna", "任一"), "all": ml("all", "todas", "全部")},
             description=ml(
                 "any: one keyword is enough; all: every keyword must appear.",
                 "any: basta una palabra clave; all: deben aparecer todas.",
@@ -130,6 +132,7 @@ class RegexClassifier(Classifier):
 
     ICON = "regex"
     DISPLAY_NAME = ml("Regular expression match", "Coincidencia con expresión regular", "規則運算式比對")
+    SHORT_NAME = ml("Regex", "Regex", "規則運算式")
     DESCRIPTION = ml(
         "Takes the branch when a regular expression is found in the question.",
         "Toma la rama cuando se encuentra una expresión regular en la pregunta.",
