@@ -172,10 +172,19 @@ class PipelineDuplicateApi(APIView):
         return Response(_output(copy, request), status=status.HTTP_201_CREATED)
 
 
+@extend_schema_serializer(component_name="PipelineDocumentKnowledgeBase")
+class PipelineDocumentKnowledgeBaseSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+
+
 @extend_schema_serializer(component_name="PipelineDocument")
 class PipelineDocumentSerializer(serializers.Serializer):
     name = serializers.CharField()
     version = serializers.IntegerField()
+    description = serializers.CharField(required=False)
+    knowledge_base = PipelineDocumentKnowledgeBaseSerializer(
+        required=False, help_text="The knowledge base it was exported from; an import by its owner keeps it.")
     strategy = serializers.JSONField()
 
 
@@ -192,11 +201,13 @@ class PipelineExportApi(APIView):
 
 
 class PipelineImportApi(APIView):
-    """Create a pipeline from an exported document; errors carry ``document.`` paths."""
+    """Create a pipeline from an exported document; errors carry ``document.`` paths. Without
+    ``knowledge_base`` it goes over the knowledge base the document was exported from, when the
+    user has it (by id, or else by its name); otherwise that is a 400 at ``knowledge_base``."""
 
     @extend_schema_serializer(component_name="PipelineImport")
     class InputSerializer(serializers.Serializer):
-        knowledge_base = serializers.IntegerField()
+        knowledge_base = serializers.IntegerField(required=False, help_text="Default: the document's own, if yours.")
         document = serializers.JSONField()
 
     @extend_schema(operation_id="pipelines_import", request=InputSerializer,
@@ -205,9 +216,11 @@ class PipelineImportApi(APIView):
         payload = self.InputSerializer(data=request.data)
         if not payload.is_valid():
             return errors_response(serializer_errors(payload.errors))
-        knowledge_base = _knowledge_base(request, payload.validated_data["knowledge_base"])
-        if knowledge_base is None:
-            return _unknown_knowledge_base()
+        knowledge_base = None
+        if "knowledge_base" in payload.validated_data:
+            knowledge_base = _knowledge_base(request, payload.validated_data["knowledge_base"])
+            if knowledge_base is None:
+                return _unknown_knowledge_base()
         try:
             pipeline = services.pipeline_import(owner=request.user, knowledge_base=knowledge_base,
                                                 document=payload.validated_data["document"])
