@@ -28,6 +28,8 @@ class EvaluationDataset(models.Model):
     class Meta:
         ordering = ["name", "id"]
         constraints = [models.UniqueConstraint(fields=["owner", "name"], name="unique_evaluation_dataset_per_owner")]
+        verbose_name = _("evaluation dataset")
+        verbose_name_plural = _("evaluation datasets")
 
     def __str__(self) -> str:
         return self.name
@@ -65,6 +67,8 @@ class Evaluation(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
+        verbose_name = _("evaluation")
+        verbose_name_plural = _("evaluations")
 
     def __str__(self) -> str:
         return f"Evaluation {self.pk} on {self.dataset}"

@@ -15,7 +15,7 @@ NO_MATCH = "no_match"
 
 NO_MATCH_ANSWER = {
     "en": "None of this pipeline's branches handles this question.",
-    "es": "Ninguna rama de esta canalización atiende esta pregunta.",
+    "es": "Ninguna rama de este pipeline atiende esta pregunta.",
     "zh-Hant": "此流程沒有任何分支能處理這個問題。",
 }
 

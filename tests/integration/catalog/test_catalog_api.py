@@ -84,6 +84,37 @@ def test_validate_answers_an_invalid_tree_with_200_and_every_error_at_its_path_t
     assert body["errors"][0]["message"] == f"no es un parámetro de {SAMPLE.NAME}"
 
 
+@pytest.mark.parametrize(("language", "expected"), [
+    ("en", {"params.retriever": "Add a retriever here",
+            "params.retriever.params.children": "Fusion needs at least 2 retrievers"}),
+    ("es", {"params.retriever": "Añade aquí un recuperador",
+            "params.retriever.params.children": "Fusión necesita al menos 2 recuperadores"}),
+    ("zh-Hant", {"params.retriever": "請在此加入檢索器",
+                 "params.retriever.params.children": "融合 至少需要 2 個檢索器"}),
+])
+def test_validation_says_what_to_do_in_the_requests_language(client, language, expected):
+    def problems(tree):
+        body = client.post(reverse("component-validate"), {"tree": tree, "kind": "strategy"},
+                           content_type="application/json", HTTP_ACCEPT_LANGUAGE=language).json()
+        return {error["path"]: error["message"] for error in body["errors"]}
+
+    assert problems({"component": "NaiveRAG", "params": {"retriever": None}}) == {
+        "params.retriever": expected["params.retriever"]}
+    fusion = {"component": "EnsembleRetriever", "params": {"children": [{"component": "BM25Retriever"}]}}
+    assert problems({"component": "NaiveRAG", "params": {"retriever": fusion}}) == {
+        "params.retriever.params.children": expected["params.retriever.params.children"]}
+
+
+def test_an_unknown_component_is_only_compared_with_what_the_slot_takes(client):
+    tree = {"component": "NaiveRAG", "params": {"retriever": {"component": "WebSearchRetriever"}}}
+    body = client.post(reverse("component-validate"), {"tree": tree, "kind": "strategy"},
+                       content_type="application/json").json()
+    [error] = body["errors"]
+    assert error["code"] == "unknown_component"
+    # WebSearchAPIRetriever is the closest name, but a web retriever cannot stand where a retriever goes.
+    assert "WebSearchAPIRetriever" not in error["message"] and "did you mean" in error["message"]
+
+
 def test_validate_reports_a_wrong_root_kind_and_refuses_a_request_without_a_tree(client):
     response = client.post(reverse("component-validate"), {"tree": {"component": SAMPLE.NAME}, "kind": "strategy"},
                            content_type="application/json")
