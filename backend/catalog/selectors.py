@@ -9,7 +9,7 @@ from config.i18n import translate
 from rag.components import load_components
 from rag.core import FieldError, localize_schema, normalize_language, render_representation, validate_tree
 from rag.core.params import I18N_KEY, LABELS_KEY
-from rag.core.representation import value_key
+from rag.core.representation import LIST_SEPARATORS, value_key
 from rag.core.tree import iter_nodes
 
 from .models import Component
@@ -92,6 +92,7 @@ class CatalogVocabulary:
 
     texts: dict[str, dict[str, str]]
     labels: dict[str, dict[str, dict[str, str]]]
+    list_separator: str = ", "
 
     def name(self, component: str) -> str:
         return self.texts[component]["short_name"] if component in self.texts else component
@@ -117,7 +118,7 @@ def component_vocabulary(*, language: str | None) -> CatalogVocabulary:
     for row in rows:
         texts[row.name] = _texts(row, language)
         labels[row.name] = _value_labels(row, language)
-    return CatalogVocabulary(texts, labels)
+    return CatalogVocabulary(texts, labels, LIST_SEPARATORS.get(language, ", "))
 
 
 @dataclass

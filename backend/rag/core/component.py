@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import SecretStr
 
 from .errors import ConfigValidationError, CredentialError
-from .multilingual import MultilingualString
+from .multilingual import MultilingualString, normalize_language
 from .params import Params, Slot, component_slots, enum_label
-from .representation import render
+from .representation import LIST_SEPARATORS, render
 from .schema import multilingual_schema
 
 if TYPE_CHECKING:
@@ -255,6 +255,7 @@ class RegistryVocabulary:
     def __init__(self, registry: Registry, language: str | None) -> None:
         self.registry = registry
         self.language = language
+        self.list_separator = LIST_SEPARATORS.get(normalize_language(language), ", ")
 
     def name(self, component: str) -> str:
         if component not in self.registry:

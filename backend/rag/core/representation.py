@@ -26,8 +26,15 @@ _TOKEN = re.compile(r"\{\{|\}\}|\{([^{}]*)\}|(\s*[·→]\s*)")
 LIST_ITEMS_SHOWN = 3
 
 
+# How list items are joined, by language ("BM25, Dense"; "稠密、BM25").
+LIST_SEPARATORS = {"zh-Hant": "、"}
+
+
 class Vocabulary(Protocol):
     """The words a representation is rendered with, in one language."""
+
+    list_separator: str
+    """How list items are joined (``LIST_SEPARATORS``)."""
 
     def name(self, component: str) -> str:
         """What a nested component of this name is called (its short name)."""
@@ -56,6 +63,10 @@ def _number(value: float) -> str:
     return f"{value:g}"
 
 
+def _separator(vocabulary: Vocabulary | None) -> str:
+    return vocabulary.list_separator if vocabulary is not None else ", "
+
+
 def _format(value: Any, owner: str | None, param: str | None, vocabulary: Vocabulary | None) -> str | None:
     """``value`` as shown, or None when there is nothing to show."""
     if value is None:
@@ -67,11 +78,11 @@ def _format(value: Any, owner: str | None, param: str | None, vocabulary: Vocabu
         if not items:
             return None
         hidden = len(items) - LIST_ITEMS_SHOWN
-        return ", ".join(items[:LIST_ITEMS_SHOWN]) + (f" +{hidden}" if hidden > 0 else "")
+        return _separator(vocabulary).join(items[:LIST_ITEMS_SHOWN]) + (f" +{hidden}" if hidden > 0 else "")
     if isinstance(value, Mapping):
         entries = [f"{key}={shown}" for key, item in value.items()
                    if (shown := _format(item, owner, None, vocabulary)) is not None]
-        return ", ".join(entries) or None
+        return _separator(vocabulary).join(entries) or None
     if vocabulary and owner and param:
         label = vocabulary.label(owner, param, value)
         if label:
@@ -104,8 +115,21 @@ def _show(value: Any, path: Sequence[str], owner: str | None, param: str | None,
         if head.isdigit():
             index = int(head)
             return _show(value[index], rest, owner, param, vocabulary) if index < len(value) else None
-        return _format([_show(item, path, owner, param, vocabulary) for item in value], None, None, None)
+        return _format([_show(item, path, owner, param, vocabulary) for item in value], None, None, _Joiner(vocabulary))
     return None
+
+
+class _Joiner:
+    """Joins already shown items the vocabulary's way, without naming or labelling them again."""
+
+    def __init__(self, vocabulary: Vocabulary | None) -> None:
+        self.list_separator = _separator(vocabulary)
+
+    def name(self, component: str) -> str:
+        return component
+
+    def label(self, component: str, param: str, value: Any) -> str | None:
+        return None
 
 
 def render(template: str, config: Mapping[str, Any], vocabulary: Vocabulary | None = None) -> str:

@@ -19,6 +19,7 @@ const CONFIG = {
 
 /** Names components in lower case and labels `mode` values. */
 const WORDS: Vocabulary = {
+  listSeparator: "; ",
   name: (component) => component.toLowerCase(),
   label: (component, param, value) => (component === "Semantic" && param === "mode" && value === "fast" ? "Fast!" : undefined),
 };
@@ -67,7 +68,9 @@ describe("render", () => {
 
   it("names nested components and labels values through the vocabulary", () => {
     const config = { ...CONFIG, params: { ...CONFIG.params, mode: "fast" } };
-    expect(render("{encoder.component} · {children} · {mode} · {component}", config, WORDS)).toBe("encoder · keyword, semantic · Fast! · semantic");
+    expect(render("{encoder.component} · {children} · {mode} · {component}", config, WORDS)).toBe("encoder · keyword; semantic · Fast! · semantic");
+    const branches = [{ component: "B", params: { name: "a" } }, { component: "B", params: { name: "b" } }];
+    expect(render("{children.name}", { component: "X", params: { children: branches } }, WORDS)).toBe("a; b");
   });
 
   it("shows a long list's first items and how many more", () => {

@@ -20,8 +20,13 @@ export const LIST_ITEMS_SHOWN = 3;
 
 type Mapping = Record<string, unknown>;
 
+/** How list items are joined, by language ("BM25, Dense"; "稠密、BM25"), as on the server. */
+const LIST_SEPARATORS: Record<string, string> = { "zh-Hant": "、" };
+
 /** The words a representation is rendered with, in one language. */
 export interface Vocabulary {
+  /** How list items are joined. */
+  listSeparator: string;
   /** What a nested component of this name is called (its short name). */
   name(component: string): string;
   /** The label of `value` of `component`'s parameter `param`, if it has one. */
@@ -33,9 +38,10 @@ export function valueKey(value: unknown): string {
   return typeof value === "string" ? value : JSON.stringify(value);
 }
 
-/** The catalog's words: each component's short name and its params' value labels. */
-export function catalogVocabulary(byName: ReadonlyMap<string, CatalogComponent>): Vocabulary {
+/** The catalog's words (in `language`): each component's short name and its params' value labels. */
+export function catalogVocabulary(byName: ReadonlyMap<string, CatalogComponent>, language: string): Vocabulary {
   return {
+    listSeparator: LIST_SEPARATORS[language] ?? ", ",
     name: (component) => byName.get(component)?.short_name ?? component,
     label: (component, param, value) => byName.get(component)?.value_labels?.[param]?.[valueKey(value)],
   };
@@ -68,6 +74,15 @@ export function formatG(value: number): string {
   return `${trim(mantissa)}e${sign}${String(Math.abs(exponent)).padStart(2, "0")}`;
 }
 
+function separator(vocabulary?: Vocabulary): string {
+  return vocabulary?.listSeparator ?? ", ";
+}
+
+/** Joins already shown items the vocabulary's way, without naming or labelling them again. */
+function joiner(vocabulary?: Vocabulary): Vocabulary {
+  return { listSeparator: separator(vocabulary), name: (component) => component, label: () => undefined };
+}
+
 /** `value` as shown, or null when there is nothing to show. */
 function format(value: unknown, owner: string | null, param: string | null, vocabulary?: Vocabulary): string | null {
   if (value === null || value === undefined) return null;
@@ -76,14 +91,14 @@ function format(value: unknown, owner: string | null, param: string | null, voca
     const items = value.map((item) => format(item, owner, param, vocabulary)).filter((item): item is string => item !== null);
     if (items.length === 0) return null;
     const hidden = items.length - LIST_ITEMS_SHOWN;
-    return items.slice(0, LIST_ITEMS_SHOWN).join(", ") + (hidden > 0 ? ` +${hidden}` : "");
+    return items.slice(0, LIST_ITEMS_SHOWN).join(separator(vocabulary)) + (hidden > 0 ? ` +${hidden}` : "");
   }
   if (isMapping(value)) {
     const entries = Object.entries(value).flatMap(([key, item]) => {
       const shown = format(item, owner, null, vocabulary);
       return shown === null ? [] : [`${key}=${shown}`];
     });
-    return entries.length ? entries.join(", ") : null;
+    return entries.length ? entries.join(separator(vocabulary)) : null;
   }
   if (vocabulary && owner && param) {
     const label = vocabulary.label(owner, param, value);
@@ -115,7 +130,7 @@ function show(value: unknown, path: readonly string[], owner: string | null, par
       const index = Number(head);
       return index < value.length ? show(value[index], rest, owner, param, vocabulary) : null;
     }
-    return format(value.map((item) => show(item, path, owner, param, vocabulary)), null, null);
+    return format(value.map((item) => show(item, path, owner, param, vocabulary)), null, null, joiner(vocabulary));
   }
   return null;
 }

@@ -58,7 +58,7 @@ function built(name: string, stage: Stage): ComponentRef {
 const CLASS_NAMES = ENGLISH.filter((component) => LANGUAGES.every((language) =>
   CATALOGS[language]!.find((entry) => entry.name === component.name)!.short_name !== component.name,
 )).map((component) => component.name);
-const EMPTY_SEPARATOR = /[·→]\s*[·→]|^\s*[·→,]|[·→,:：]\s*$|,\s*,|\(\s*\)|（\s*）|(^|\s)\/\s*\/(\s|$)/;
+const EMPTY_SEPARATOR = /[·→]\s*[·→]|^\s*[·→,、]|[·→,、:：]\s*$|,\s*,|、\s*、|\(\s*\)|（\s*）|(^|\s)\/\s*\/(\s|$)/;
 
 const cases = LANGUAGES.flatMap((language) =>
   CATALOGS[language]!.filter((entry) => entry.representation).flatMap((entry) =>
@@ -76,7 +76,7 @@ describe("every representation in the catalog", () => {
     const catalog = CATALOGS[language]!;
     const byName = new Map(catalog.map((entry) => [entry.name, entry]));
     const entry = byName.get(name)!;
-    const text = nodeRepresentation(built(name, stage), entry, SCHEMAS[name], catalogVocabulary(byName));
+    const text = nodeRepresentation(built(name, stage), entry, SCHEMAS[name], catalogVocabulary(byName, language));
 
     expect(text.trim()).not.toBe("");
     expect(text).not.toMatch(/⟨|\?⟩|\{|\}|undefined|null|NaN|\[object/);
@@ -87,13 +87,14 @@ describe("every representation in the catalog", () => {
   it("shows what was built, in the reader's language", () => {
     const say = (language: string, node: ComponentRef) => {
       const byName = new Map(CATALOGS[language]!.map((entry) => [entry.name, entry]));
-      return nodeRepresentation(node, byName.get(node.component), SCHEMAS[node.component], catalogVocabulary(byName));
+      return nodeRepresentation(node, byName.get(node.component), SCHEMAS[node.component], catalogVocabulary(byName, language));
     };
     const agentic = built("AgenticEnsembleRetriever", "fresh");
     expect(say("en", agentic)).toBe("Agentic · rounds ≤ 3 · pool 10");
     const fusion = { ...fresh("EnsembleRetriever"), params: { ...fresh("EnsembleRetriever").params, children: [fresh("BM25Retriever"), fresh("EnsembleRetriever")] } };
     expect(say("en", fusion)).toBe("Fusion · RRF · BM25, Fusion · top 10");
     expect(say("es", fusion)).toBe("Fusión · RRF · BM25, Fusión · 10 mejores");
+    expect(say("zh-Hant", fusion)).toBe("融合 · RRF · BM25、融合 · 前 10 名");
     expect(say("zh-Hant", built("DenseEmbeddingRetriever", "fresh"))).toBe("稠密 · 知識庫模型 · 餘弦 · 前 10 名");
     expect(say("en", built("NaiveRAG", "fresh"))).toBe("Naive RAG · Local model");
     expect(say("es", { ...built("NaiveRAG", "fresh"), params: { ...built("NaiveRAG", "fresh").params, retriever: agentic } }))

@@ -141,7 +141,7 @@ def test_nested_components_read_as_short_names_and_values_as_labels_in_the_reque
     tree = {"component": "EnsembleRetriever", "params": {"children": [
         {"component": "BM25Retriever"}, {"component": "DenseEmbeddingRetriever"}]}}
     expected = {"en": "Fusion · RRF · BM25, Dense · top 10", "es": "Fusión · RRF · BM25, Denso · 10 mejores",
-                "zh-Hant": "融合 · RRF · BM25, 稠密 · 前 10 名"}
+                "zh-Hant": "融合 · RRF · BM25、稠密 · 前 10 名"}
     for language, representation in expected.items():
         body = client.post(reverse("component-validate"), {"tree": tree}, content_type="application/json",
                            HTTP_ACCEPT_LANGUAGE=language).json()

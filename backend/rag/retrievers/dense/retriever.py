@@ -53,9 +53,9 @@ class DenseEmbeddingRetriever(BaseRetriever):
             labels={"cosine": ml("cosine", "coseno", "餘弦"), "l2": ml("L2", "L2", "L2"),
                     "ip": ml("inner product", "producto interno", "內積")},
             description=ml(
-                "cosine (the usual choice), l2 (Euclidean distance) or ip (inner product).",
-                "cosine (lo habitual), l2 (distancia euclídea) o ip (producto interno).",
-                "cosine（最常用）、l2（歐氏距離）或 ip（內積）。",
+                "Cosine (the usual choice), L2 (Euclidean distance) or inner product.",
+                "Coseno (lo habitual), L2 (distancia euclídea) o producto interno.",
+                "餘弦（最常用）、L2（歐氏距離）或內積。",
             ),
         )
         embedding_model: ComponentRef | None = component_param(

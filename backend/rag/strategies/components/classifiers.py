@@ -76,9 +76,9 @@ class KeywordClassifier(Classifier):
             title=ml("Match", "Coincidencia", "比對方式"),
             labels={"any": ml("any", "alguna", "任一"), "all": ml("all", "todas", "全部")},
             description=ml(
-                "any: one keyword is enough; all: every keyword must appear.",
-                "any: basta una palabra clave; all: deben aparecer todas.",
-                "any：出現任一關鍵字即可；all：所有關鍵字都必須出現。",
+                "Any: one keyword is enough; all: every keyword must appear.",
+                "Alguna: basta una palabra clave; todas: deben aparecer todas.",
+                "任一：出現任一關鍵字即可；全部：所有關鍵字都必須出現。",
             ),
         )
         case_sensitive: bool = param(

@@ -62,10 +62,11 @@ type Picking =
 /** The pipeline's components as nested cards: select, add, remove, reorder, wrap and unwrap. */
 export function RetrieverTree(props: RetrieverTreeProps) {
   const { root, onChange, kinds, details, label } = props;
-  const { t } = useTranslation();
+  const { t, i18n } = useTranslation();
   const toast = useToast();
   const { list, byName, loadDetail } = useCatalog();
-  const vocabulary = useMemo(() => catalogVocabulary(byName), [byName]);
+  const language = i18n.resolvedLanguage ?? i18n.language;
+  const vocabulary = useMemo(() => catalogVocabulary(byName, language), [byName, language]);
   const [picking, setPicking] = useState<Picking | null>(null);
   const [dragging, setDragging] = useState<NodePath | null>(null);
   const container = useRef<HTMLDivElement>(null);

@@ -17,7 +17,9 @@ CONFIG = {
 
 
 class Words:
-    """A vocabulary that names components in lower case and labels ``mode`` values."""
+    """A vocabulary that names components in lower case, labels ``mode`` values and joins with "; "."""
+
+    list_separator = "; "
 
     def name(self, component: str) -> str:
         return component.lower()
@@ -82,8 +84,10 @@ def test_a_dropped_segment_leaves_the_separator_before_it():
 def test_nested_components_render_as_the_vocabularys_names_and_values_as_its_labels():
     config = {**CONFIG, "params": {**CONFIG["params"], "mode": "fast"}}
     assert render("{encoder.component} · {children} · {mode} · {component}", config, Words()) == (
-        "encoder · keyword, semantic · Fast! · semantic"
+        "encoder · keyword; semantic · Fast! · semantic"
     )
+    assert render("{children.name}", {"component": "X", "params": {"children": [
+        {"component": "B", "params": {"name": "a"}}, {"component": "B", "params": {"name": "b"}}]}}, Words()) == "a; b"
 
 
 def test_long_lists_show_their_first_items_and_how_many_more():
