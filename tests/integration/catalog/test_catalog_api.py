@@ -90,7 +90,7 @@ def test_validate_answers_an_invalid_tree_with_200_and_every_error_at_its_path_t
     ("es", {"params.retriever": "Añade aquí un recuperador",
             "params.retriever.params.children": "Fusión necesita al menos 2 recuperadores"}),
     ("zh-Hant", {"params.retriever": "請在此加入檢索器",
-                 "params.retriever.params.children": "融合 至少需要 2 個檢索器"}),
+                 "params.retriever.params.children": "「融合」至少需要 2 個檢索器"}),
 ])
 def test_validation_says_what_to_do_in_the_requests_language(client, language, expected):
     def problems(tree):
