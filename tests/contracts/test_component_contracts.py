@@ -1,6 +1,7 @@
 """The contract every registered component keeps. New components are covered automatically."""
 
 import json
+import re
 from typing import Any
 
 import jsonschema
@@ -8,9 +9,14 @@ import pytest
 from pydantic import SecretStr
 
 from rag.components import load_components
-import re
-
-from rag.core import LANGUAGES, ConfigObject, RegistryVocabulary, localize_schema, render_representation, validate_or_raise
+from rag.core import (
+    LANGUAGES,
+    ConfigObject,
+    RegistryVocabulary,
+    localize_schema,
+    render_representation,
+    validate_or_raise,
+)
 from rag.core.params import I18N_KEY, LABELS_KEY
 from rag.core.representation import placeholders, value_key
 
