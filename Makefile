@@ -104,7 +104,12 @@ apt_install = { if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 /usr/bin/chromium:
 	$(call apt_install,chromium)
 
-test: $(VENV)/.dev $(FRONTEND_MANIFEST) $(LOCALE_MO) /usr/bin/chromium
+# Chinese text in the browser tests' screenshots (docs/screenshots/) needs a CJK font.
+CJK_FONT := /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc
+$(CJK_FONT):
+	$(call apt_install,fonts-noto-cjk)
+
+test: $(VENV)/.dev $(FRONTEND_MANIFEST) $(LOCALE_MO) /usr/bin/chromium $(CJK_FONT)
 	$(MAKE) --no-print-directory test-python test-frontend
 
 test-python: $(VENV)/.dev

@@ -85,7 +85,8 @@ def serializer_errors(detail: Any, prefix: str = "") -> list[dict[str, str]]:
 
 def config_errors(error: ConfigValidationError, language: str | None) -> list[dict[str, str]]:
     """A configuration error's problems, each with its JSON path, in ``language``."""
-    return [{"path": field.path, "message": translate(field.template, field.context, language, fallback=field.message),
+    return [{"path": field.path,
+             "message": translate(field.template, field.context, language, fallback=field.message, plural=field.plural),
              "code": field.code} for field in error.errors]
 
 

@@ -11,6 +11,7 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils import translation
+from django.utils.text import capfirst
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
@@ -108,7 +109,7 @@ class CredentialAdminForm(forms.ModelForm):
         self.credential_values: dict[str, Any] = {}
         if "kind" in self.fields:
             self.fields["kind"] = forms.ChoiceField(
-                label=_("kind"), choices=[(component.NAME, str(component.DISPLAY_NAME.get(translation.get_language())))
+                label=capfirst(_("kind")), choices=[(component.NAME, str(component.DISPLAY_NAME.get(translation.get_language())))
                                           for component in credential_kinds()],
                 help_text=_("Fill in the section of this kind below."),
             )

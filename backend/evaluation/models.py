@@ -30,6 +30,8 @@ class EvaluationDataset(models.Model):
     class Meta:
         ordering = ["name", "id"]
         constraints = [models.UniqueConstraint(fields=["owner", "name"], name="unique_evaluation_dataset_per_owner")]
+        verbose_name = _("evaluation dataset")
+        verbose_name_plural = _("evaluation datasets")
 
     def __str__(self) -> str:
         return self.name
@@ -67,6 +69,8 @@ class Evaluation(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
+        verbose_name = _("evaluation")
+        verbose_name_plural = _("evaluations")
 
     def __str__(self) -> str:
         return f"Evaluation {self.pk} on {self.dataset}"

@@ -73,12 +73,17 @@ class DocumentOutputSerializer(serializers.Serializer):
     page_count = serializers.IntegerField(allow_null=True)
     character_count = serializers.IntegerField()
     error = serializers.SerializerMethodField(help_text="Why ingestion failed, in the request's language.")
+    error_detail = serializers.SerializerMethodField(
+        help_text="What the parsing library said, in its own words (not translated), when it said something.")
     error_code = serializers.SerializerMethodField()
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
 
     def get_error(self, document: Document) -> str | None:
         return selectors.document_error_message(document, self.context.get("language"))
+
+    def get_error_detail(self, document: Document) -> str | None:
+        return selectors.document_error_detail(document)
 
     def get_error_code(self, document: Document) -> str | None:
         return document.error_code or None

@@ -49,9 +49,11 @@ class KnowledgeBaseConsumer(JsonSocket):
         """The document's state with its error in this client's language (events carry the
         message template, not one language's text)."""
         shown = {key: value for key, value in document.items() if key not in ("error_template", "error_context")}
+        shown["error_detail"] = None
         if document.get("error") and document.get("error_template"):
             shown["error"] = translate(document["error_template"], document["error_context"],
                                        self.language, fallback=document["error"])
+            shown["error_detail"] = (document["error_context"] or {}).get("detail") or None
         return shown
 
     async def document_deleted(self, event: dict[str, Any]) -> None:

@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from catalog.selectors import component_vocabulary
 from common.api import LANG_PARAMETER, get_for_owner, no_such, validated
 from knowledge.models import KnowledgeBase
 from knowledge.selectors import knowledge_base_get
@@ -35,7 +36,9 @@ class PipelineOutputSerializer(serializers.Serializer):
     updated_at = serializers.DateTimeField()
 
     def get_representation(self, pipeline: Pipeline) -> str:
-        return selectors.pipeline_representation(pipeline, self.context.get("language"))
+        if "vocabulary" not in self.context:
+            self.context["vocabulary"] = component_vocabulary(language=self.context.get("language"))
+        return selectors.pipeline_representation(pipeline, self.context["vocabulary"])
 
     def _readiness(self, pipeline: Pipeline):
         known = self.context.setdefault("readiness", {})
@@ -144,10 +147,19 @@ class PipelineDuplicateApi(APIView):
         return Response(_output(copy, request), status=status.HTTP_201_CREATED)
 
 
+@extend_schema_serializer(component_name="PipelineDocumentKnowledgeBase")
+class PipelineDocumentKnowledgeBaseSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+
+
 @extend_schema_serializer(component_name="PipelineDocument")
 class PipelineDocumentSerializer(serializers.Serializer):
     name = serializers.CharField()
     version = serializers.IntegerField()
+    description = serializers.CharField(required=False)
+    knowledge_base = PipelineDocumentKnowledgeBaseSerializer(
+        required=False, help_text="The knowledge base it was exported from; an import by its owner keeps it.")
     strategy = serializers.JSONField()
 
 
@@ -164,18 +176,20 @@ class PipelineExportApi(APIView):
 
 
 class PipelineImportApi(APIView):
-    """Create a pipeline from an exported document; errors carry ``document.`` paths."""
+    """Create a pipeline from an exported document; errors carry ``document.`` paths. Without
+    ``knowledge_base`` it goes over the knowledge base the document was exported from, when the
+    user has it (by id, or else by its name); otherwise that is a 400 at ``knowledge_base``."""
 
     @extend_schema_serializer(component_name="PipelineImport")
     class InputSerializer(serializers.Serializer):
-        knowledge_base = serializers.IntegerField()
+        knowledge_base = serializers.IntegerField(required=False, help_text="Default: the document's own, if yours.")
         document = serializers.JSONField()
 
     @extend_schema(operation_id="pipelines_import", request=InputSerializer,
                    responses={201: PipelineOutputSerializer, 400: None})
     def post(self, request: Request) -> Response:
         data = validated(self.InputSerializer, request.data)
-        knowledge_base = _knowledge_base(request, data["knowledge_base"])
+        knowledge_base = _knowledge_base(request, data["knowledge_base"]) if "knowledge_base" in data else None
         pipeline = services.pipeline_import(owner=request.user, knowledge_base=knowledge_base,
                                             document=data["document"])
         return Response(_output(pipeline, request), status=status.HTTP_201_CREATED)

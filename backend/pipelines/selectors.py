@@ -8,11 +8,12 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 
+from catalog.selectors import CatalogVocabulary
 from common.i18n import translate
 from knowledge.models import Document, KnowledgeBase, VectorIndex
 from knowledge.services.knowledge_bases import model_key_of
 from rag.components import load_components
-from rag.core import iter_nodes, render_representation, validate_tree
+from rag.core import iter_nodes, validate_tree
 from rag.core.i18n import gettext_noop
 from rag.presets import PRESETS
 
@@ -28,12 +29,9 @@ def pipeline_get(*, user: AbstractBaseUser, pipeline_id: int) -> Pipeline:
     return pipeline_list(user=user).get(pk=pipeline_id)
 
 
-def pipeline_representation(pipeline: Pipeline, language: str | None) -> str:
-    component = load_components().get(pipeline.strategy["component"])
-    template = component.get_representation()
-    if template is None:
-        return component.DESCRIPTION.get(language)
-    return render_representation(template.get(language), pipeline.strategy)
+def pipeline_representation(pipeline: Pipeline, vocabulary: CatalogVocabulary) -> str:
+    """The pipeline's strategy in the vocabulary's words (``catalog.selectors.component_vocabulary``)."""
+    return vocabulary.representation(pipeline.strategy)
 
 
 def pipeline_templates(*, language: str | None) -> list[dict[str, Any]]:

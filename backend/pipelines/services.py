@@ -151,20 +151,44 @@ def pipeline_duplicate(*, pipeline: Pipeline) -> Pipeline:
                            description=pipeline.description)
 
 
-def pipeline_import(*, owner: AbstractBaseUser, knowledge_base: KnowledgeBase, document: Any) -> Pipeline:
-    """Create a pipeline from an exported document; errors carry ``document.`` paths."""
+def pipeline_document_knowledge_base(*, owner: AbstractBaseUser, document: Any) -> KnowledgeBase | None:
+    """The knowledge base an exported document names, when ``owner`` has it: the same one (by
+    id), or else the only one of the owner's with that name (a document from another install)."""
+    named = document.get("knowledge_base") if isinstance(document, dict) else None
+    if not isinstance(named, dict):
+        return None
+    owned = KnowledgeBase.objects.filter(owner=owner)
+    if isinstance(named.get("id"), int) and (same := owned.filter(pk=named["id"]).first()) is not None:
+        return same
+    if isinstance(named.get("name"), str):
+        matches = list(owned.filter(name=named["name"])[:2])
+        if len(matches) == 1:
+            return matches[0]
+    return None
+
+
+def pipeline_import(*, owner: AbstractBaseUser, document: Any, knowledge_base: KnowledgeBase | None = None) -> Pipeline:
+    """Create a pipeline from an exported document; errors carry ``document.`` paths.
+
+    Without ``knowledge_base`` the pipeline goes over the one the document was exported from,
+    when ``owner`` has it; otherwise the caller must say which.
+    """
     errors = []
     if not isinstance(document, dict):
         raise ConfigValidationError([FieldError("document", gettext_noop(
             'must be an object like {example}'), "document_type",
             {"example": '{"name": "...", "version": 1, "strategy": {...}}'})])
+    knowledge_base = knowledge_base or pipeline_document_knowledge_base(owner=owner, document=document)
+    if knowledge_base is None:
+        errors.append(FieldError("knowledge_base", gettext_noop(
+            "Choose the knowledge base to import into: the file names none of yours"), "required"))
     name = document.get("name")
     if not isinstance(name, str) or not name.strip():
         errors.append(FieldError("document.name", gettext_noop("is required"), "missing"))
     if document.get("version") != DOCUMENT_VERSION:
         errors.append(FieldError("document.version", gettext_noop("must be {version}"), "version",
                                  {"version": DOCUMENT_VERSION}))
-    unknown = sorted(set(document) - {"name", "version", "strategy", "description"})
+    unknown = sorted(set(document) - {"name", "version", "strategy", "description", "knowledge_base"})
     errors += [FieldError(f"document.{key}", gettext_noop("is not part of a pipeline document"), "unknown_key")
                for key in unknown]
     try:
@@ -173,6 +197,7 @@ def pipeline_import(*, owner: AbstractBaseUser, knowledge_base: KnowledgeBase, d
         errors += exc.errors
     if errors:
         raise ConfigValidationError(errors)
+    assert knowledge_base is not None
     return pipeline_create(owner=owner, name=_free_name(owner, name.strip()), knowledge_base=knowledge_base,
                            strategy=config, description=str(document.get("description", "")))
 

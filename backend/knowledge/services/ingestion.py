@@ -23,6 +23,7 @@ from rag.components import load_components
 from rag.core import TrellisError, build, readable_error
 from rag.core.i18n import gettext_noop
 from rag.documents import DocumentParseError, ParseLimits, parse_document_isolated
+from rag.documents.errors import reason_text
 
 from ..models import Chunk, Document, KnowledgeBase, VectorIndex
 from ..runtime import chroma_store, embedding_model
@@ -90,7 +91,7 @@ def document_ingest(*, document_id: int, attempt: int) -> None:
             _remove_vectors(document.knowledge_base_id, chunk_ids=run.chunk_ids)
             return
         logger.exception("ingesting document %s failed", document_id)
-        _fail(run, template=gettext_noop("internal error while {stage}: {detail}"), code="internal",
+        _fail(run, template=gettext_noop("internal error while {stage}"), code="internal",
               context={"stage": run.document.status, "detail": readable_error(exc).message})
     else:
         jobs.enqueue("knowledge.warm_bm25", knowledge_base_id=document.knowledge_base_id)
@@ -191,7 +192,7 @@ def _store_vectors(index: VectorIndex, vectors: np.ndarray, chunks: list[Chunk],
 def _fail(run: Run, *, template: str, code: str, context: dict[str, Any]) -> None:
     """Mark the run's document failed with a readable reason and drop what it wrote."""
     document = run.document
-    message = template.format(**context)
+    message = reason_text(template, context)
     try:
         with transaction.atomic():
             updated = Document.objects.filter(pk=document.pk, attempt=run.attempt).update(

@@ -1,6 +1,6 @@
 """The component core: multilingual texts, parameters, the registry, validation and the factory."""
 
-from .component import ConfigObject, CredentialResolver
+from .component import ConfigObject, CredentialResolver, RegistryVocabulary
 from .errors import (
     ConfigValidationError,
     CredentialError,
@@ -15,6 +15,7 @@ from .factory import build, prepare
 from .multilingual import LANGUAGES, MultilingualString, ml, normalize_language
 from .params import ComponentRef, Params, Slot, children_param, component_param, component_slots, param, ref
 from .registry import KINDS, Registry, register, registry
+from .representation import Vocabulary
 from .representation import render as render_representation
 from .schema import localize_schema, multilingual_schema
 from .tree import iter_nodes
@@ -33,10 +34,12 @@ __all__ = [
     "Params",
     "ReadableError",
     "Registry",
+    "RegistryVocabulary",
     "RegistryError",
     "Slot",
     "TrellisError",
     "UnknownComponentError",
+    "Vocabulary",
     "build",
     "children_param",
     "component_param",

@@ -38,20 +38,25 @@ class FieldError:
     """One validation problem at a JSON path such as ``params.children[1].params.top_k``.
 
     ``message`` is ``template`` formatted with ``context``; an adapter translates ``template``
-    (collected into the gettext catalogues) and formats it the same way.
+    (collected into the gettext catalogues) and formats it the same way. A message whose wording
+    depends on ``context["count"]`` has its ``plural`` form too. A context value may be a text in
+    several languages (``{"en": "Fusion", "es": "Fusión"}``); each language takes its own.
     """
 
     path: str
     template: str
     code: str
     context: dict[str, Any] = field(default_factory=dict)
+    plural: str = ""
 
     @property
     def message(self) -> str:
+        template = self.plural if self.plural and self.context.get("count") != 1 else self.template
+        values = {key: value.get("en", "") if isinstance(value, dict) else value for key, value in self.context.items()}
         try:
-            return self.template.format(**self.context)
+            return template.format(**values)
         except (KeyError, IndexError, ValueError):
-            return self.template
+            return template
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}" if self.path else self.message

@@ -126,6 +126,13 @@ def _check_declaration(cls: type[ConfigObject], name: str) -> None:
         missing = [language for language in LANGUAGES if not value.has(language)]
         if missing:
             fail(f"{attribute} lacks a text in {', '.join(missing)}")
+    short_name = getattr(cls, "SHORT_NAME", None)
+    if short_name is not None:
+        if not isinstance(short_name, MultilingualString):
+            fail("SHORT_NAME must be a MultilingualString or None")
+        missing = [language for language in LANGUAGES if not short_name.has(language)]
+        if missing:
+            fail(f"SHORT_NAME lacks a text in {', '.join(missing)}")
     fields = set(params_model.model_fields)
     representation = getattr(cls, "REPRESENTATION", None)
     if representation is not None:

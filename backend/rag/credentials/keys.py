@@ -13,6 +13,8 @@ from .base import CredentialComponent, Secret
 
 _BASE_URL_TITLE = ml("Base URL", "URL base", "基礎 URL")
 OPENAI_BASE_URL = "https://api.openai.com/v1"
+# The web search APIs by their own names.
+SEARCH_PROVIDERS = {"brave": ml("Brave Search"), "tavily": ml("Tavily"), "serper": ml("Serper")}
 
 
 @register
@@ -180,6 +182,7 @@ class WebSearchAPIKey(CredentialComponent):
         provider: Literal["brave", "tavily", "serper", "searxng"] = param(
             "brave",
             title=ml("Provider", "Proveedor", "服務商"),
+            labels={**SEARCH_PROVIDERS, "searxng": ml("SearXNG")},
             description=ml(
                 "The search API this key belongs to.",
                 "La API de búsqueda a la que pertenece esta clave.",

@@ -48,6 +48,7 @@ class OpenAICompatibleEmbedding(EmbeddingModel):
 
     ICON = "cloud"
     DISPLAY_NAME = ml("OpenAI-compatible embeddings", "Vectores compatibles con OpenAI", "OpenAI 相容嵌入")
+    SHORT_NAME = ml("OpenAI-compatible", "Compatible con OpenAI", "OpenAI 相容")
     DESCRIPTION = ml(
         "Embeddings from an OpenAI-compatible API: OpenAI, Azure-style gateways, Ollama, vLLM, LM Studio or a "
         "llama.cpp server.",

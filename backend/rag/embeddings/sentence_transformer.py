@@ -153,6 +153,7 @@ class AllMiniLML6V2Embedding(SentenceTransformerBase):
 
     ICON = "brain"
     DISPLAY_NAME = ml("all-MiniLM-L6-v2 (English)", "all-MiniLM-L6-v2 (inglés)", "all-MiniLM-L6-v2（英文）")
+    SHORT_NAME = ml("all-MiniLM-L6-v2", "all-MiniLM-L6-v2", "all-MiniLM-L6-v2")
     DESCRIPTION = ml(
         "Small, fast English sentence embeddings (384 dimensions), installed with Trellis, so it works offline.",
         "Vectores de oraciones en inglés, pequeños y rápidos (384 dimensiones), instalados con Trellis, "
@@ -274,6 +275,7 @@ class SentenceTransformerEmbedding(SentenceTransformerBase):
 
     ICON = "box"
     DISPLAY_NAME = ml("Sentence Transformers model", "Modelo de Sentence Transformers", "Sentence Transformers 模型")
+    SHORT_NAME = ml("Sentence Transformers", "Sentence Transformers", "Sentence Transformers")
     DESCRIPTION = ml(
         "Any sentence-transformers model from a local directory or the Hugging Face cache, with optional "
         "query and passage prefixes.",

@@ -58,6 +58,7 @@ class LocalLLM(LLM):
     CATEGORY = "language models"
     ICON = "cpu"
     DISPLAY_NAME = ml("Local model (llama.cpp)", "Modelo local (llama.cpp)", "本機模型（llama.cpp）")
+    SHORT_NAME = ml("Local model", "Modelo local", "本機模型")
     DESCRIPTION = ml(
         "A small chat model that runs on this computer's CPU with llama.cpp: private, free, no key; "
         "slower and less capable than large hosted models.",

@@ -28,6 +28,7 @@ class OpenAICompatibleLLM(LLM):
 
     ICON = "bot"
     DISPLAY_NAME = ml("OpenAI-compatible chat model", "Modelo de chat compatible con OpenAI", "OpenAI 相容聊天模型")
+    SHORT_NAME = ml("OpenAI-compatible", "Compatible con OpenAI", "OpenAI 相容")
     DESCRIPTION = ml(
         "A chat model behind an OpenAI-compatible API: OpenAI, Azure-style gateways, Ollama, vLLM, "
         "LM Studio or a llama.cpp server.",

@@ -211,7 +211,7 @@ class BaseRetriever(ConfigObject):
                 raise
             raise RetrievalError(node.error, node) from exc
         node.elapsed_ms = (time.perf_counter() - started) * 1000
-        node.results = [result_row(hit, rank) for rank, hit in enumerate(hits, start=1)]
+        node.results = [result_row(hit, rank, self.documents) for rank, hit in enumerate(hits, start=1)]
         recorder.node_completed(node)
         return hits, node
 
@@ -286,15 +286,26 @@ class BaseRetriever(ConfigObject):
         return [Hit(chunk, best[chunk.id].score, best[chunk.id].sources) for chunk in merged]
 
 
-def result_row(hit: Hit, rank: int) -> dict[str, Any]:
+# How much of a chunk's text a trace row carries, so a trace reads without looking chunks up.
+PREVIEW_CHARACTERS = 200
+
+
+def result_row(hit: Hit, rank: int, documents: Mapping[int, SourceDocument] | None = None) -> dict[str, Any]:
+    """One row of a trace node's results: where the chunk is, how it scored, and enough to show
+    it (its document's name when known, the start of its text)."""
     chunk = hit.chunk
-    row = {
+    row: dict[str, Any] = {
         "chunk_id": chunk.id,
         "document_id": chunk.document_id,
         "position": chunk.position,
         "score": float(hit.score),
         "rank": rank,
     }
+    document = (documents or {}).get(chunk.document_id)
+    if document is not None:
+        row["document_name"] = document.name
+    text = " ".join(chunk.text.split())
+    row["preview"] = text if len(text) <= PREVIEW_CHARACTERS else text[: PREVIEW_CHARACTERS - 1].rstrip() + "…"
     if "window" in chunk.metadata:
         row["window"] = chunk.metadata["window"]
     if hit.sources:

@@ -26,6 +26,7 @@ class CRAG(Strategy):
     POSITIONAL = ("retriever", "response_synthesizer")
     ICON = "shield-check"
     DISPLAY_NAME = ml("Corrective RAG (CRAG)", "RAG correctivo (CRAG)", "修正式 RAG（CRAG）")
+    SHORT_NAME = ml("CRAG", "CRAG", "CRAG")
     DESCRIPTION = ml(
         "Judges whether the retrieved chunks are relevant and corrects course: keeps the good ones, "
         "or searches the web when none helps.",

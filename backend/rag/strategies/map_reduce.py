@@ -32,6 +32,7 @@ class MapReduceRAG(Strategy):
 
     ICON = "git-fork"
     DISPLAY_NAME = ml("Map-reduce RAG", "RAG map-reduce", "Map-Reduce RAG")
+    SHORT_NAME = ml("Map-reduce", "Map-reduce", "Map-Reduce")
     DESCRIPTION = ml(
         "Rewrites the question several ways, retrieves for each and fuses the results: better recall "
         "for vague or multi-part questions.",
@@ -41,7 +42,7 @@ class MapReduceRAG(Strategy):
     )
     REPRESENTATION = ml(
         "Map-reduce · {transformer.component} · {fuse_fn} · top {top_k}",
-        "Map-reduce · {transformer.component} · {fuse_fn} · top {top_k}",
+        "Map-reduce · {transformer.component} · {fuse_fn} · {top_k} mejores",
         "Map-Reduce · {transformer.component} · {fuse_fn} · 前 {top_k} 名",
     )
 
@@ -56,6 +57,7 @@ class MapReduceRAG(Strategy):
         fuse_fn: Literal["rrf"] = param(
             "rrf",
             title=ml("Fusion", "Fusión", "融合方式"),
+            labels={"rrf": ml("RRF", "RRF", "RRF")},
             description=ml("Reciprocal rank fusion of the variants' rankings.",
                            "Fusión por rango recíproco de las clasificaciones de cada variante.",
                            "以倒數排名融合各變體的排序。"),

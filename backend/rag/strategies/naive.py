@@ -36,7 +36,7 @@ class NaiveRAG(Strategy):
     DISPLAY_NAME = ml("Naive RAG", "RAG simple", "基本 RAG")
     DESCRIPTION = ml(
         "Retrieve, optionally filter and re-rank, then answer: the straightforward pipeline.",
-        "Recupera, opcionalmente filtra y reordena, y luego responde: la canalización directa.",
+        "Recupera, opcionalmente filtra y reordena, y luego responde: el pipeline directo.",
         "檢索，選擇性地篩選與重新排序，然後回答：最直接的流程。",
     )
     REPRESENTATION = ml(

@@ -32,7 +32,7 @@ NO_MATCH = "no_match"
 
 NO_MATCH_ANSWER = {
     "en": "None of this pipeline's branches handles this question.",
-    "es": "Ninguna rama de esta canalización atiende esta pregunta.",
+    "es": "Ninguna rama de este pipeline atiende esta pregunta.",
     "zh-Hant": "此流程沒有任何分支能處理這個問題。",
 }
 
@@ -160,15 +160,16 @@ class RoutedStrategy(Strategy):
 
     ICON = "split"
     DISPLAY_NAME = ml("Routed strategy", "Estrategia enrutada", "路由策略")
+    SHORT_NAME = ml("Routed", "Enrutada", "路由")
     DESCRIPTION = ml(
         "Sends each question to the branch that fits it, chosen by keyword classifiers or an LLM router.",
         "Envía cada pregunta a la rama adecuada, elegida por clasificadores de palabras clave o un enrutador LLM.",
         "依關鍵字分類器或 LLM 路由器，將每個問題送往合適的分支。",
     )
     REPRESENTATION = ml(
-        "Routed · {branches} · router {router.component|classifiers}",
-        "Enrutada · {branches} · enrutador {router.component|clasificadores}",
-        "路由 · {branches} · 路由器 {router.component|分類器}",
+        "Routed · {branches.name} · router {router.component|classifiers}",
+        "Enrutada · {branches.name} · enrutador {router.component|clasificadores}",
+        "路由 · {branches.name} · 路由器 {router.component|分類器}",
     )
 
     class Params(Strategy.Params):

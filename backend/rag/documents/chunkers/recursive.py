@@ -34,6 +34,7 @@ class RecursiveCharacterChunker(Chunker):
 
     ICON = "scissors"
     DISPLAY_NAME = ml("Recursive character splitter", "Divisor recursivo por caracteres", "遞迴字元分割器")
+    SHORT_NAME = ml("Recursive", "Recursivo", "遞迴")
     DESCRIPTION = ml(
         "Splits text at the coarsest boundary that fits — paragraphs, then lines, sentences, words and "
         "finally characters — and merges the pieces into chunks of at most a given number of characters, "

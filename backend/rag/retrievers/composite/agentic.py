@@ -57,18 +57,22 @@ class Evaluation:
 def split_operations(
     operations: Sequence[dict[str, Any]], *, children: int, consulted: set[tuple[int, int]]
 ) -> tuple[list[dict[str, int]], list[dict[str, Any]]]:
-    """Valid operations (in order, without repeats) and the dropped ones with their reason."""
+    """Valid operations (in order, without repeats) and the dropped ones with their reason: ``why``
+    in words (fed back to the model) and a ``code`` (``unknown_child``, ``top_k_below_1``,
+    ``repeated``) for the trace view to say it in the reader's language."""
     valid: list[dict[str, int]] = []
     dropped: list[dict[str, Any]] = []
     chosen: set[tuple[int, int]] = set()
     for operation in operations:
         child, top_k = operation.get("child"), operation.get("top_k")
         if not isinstance(child, int) or not 0 <= child < children:
-            dropped.append({**operation, "why": f"no child {child} in the catalog (0 to {children - 1})"})
+            dropped.append({**operation, "code": "unknown_child",
+                            "why": f"no child {child} in the catalog (0 to {children - 1})"})
         elif not isinstance(top_k, int) or top_k < 1:
-            dropped.append({**operation, "why": f"top_k {top_k} is below 1"})
+            dropped.append({**operation, "code": "top_k_below_1", "why": f"top_k {top_k} is below 1"})
         elif (child, top_k) in consulted or (child, top_k) in chosen:
-            dropped.append({**operation, "why": f"child {child} was already consulted with top_k {top_k}"})
+            dropped.append({**operation, "code": "repeated",
+                            "why": f"child {child} was already consulted with top_k {top_k}"})
         else:
             chosen.add((child, top_k))
             valid.append({"child": child, "top_k": top_k})
@@ -95,6 +99,7 @@ class AgenticEnsembleRetriever(CompositeRetriever):
     CATEGORY = "agentic"
     ICON = "brain-circuit"
     DISPLAY_NAME = ml("Agentic ensemble", "Conjunto agéntico", "代理式集成")
+    SHORT_NAME = ml("Agentic", "Agéntico", "代理式")
     DESCRIPTION = ml(
         "An LLM decides, round by round, which retrievers to ask and for how many results, and stops "
         "when the gathered chunks answer the question.",
@@ -103,9 +108,9 @@ class AgenticEnsembleRetriever(CompositeRetriever):
         "由 LLM 逐輪決定要詢問哪些檢索器、各取多少結果，並在蒐集到的區塊足以回答問題時停止。",
     )
     REPRESENTATION = ml(
-        "Agentic · {children} · ≤{max_iters} rounds · {max_chunks} chunks",
-        "Agéntico · {children} · ≤{max_iters} rondas · {max_chunks} fragmentos",
-        "代理式 · {children} · 最多 {max_iters} 輪 · {max_chunks} 個區塊",
+        "Agentic · {children} · rounds ≤ {max_iters} · pool {max_chunks}",
+        "Agéntico · {children} · rondas ≤ {max_iters} · conjunto {max_chunks}",
+        "代理式 · {children} · 最多 {max_iters} 輪 · 候選集 {max_chunks}",
     )
 
     class Params(RetrieverParams):

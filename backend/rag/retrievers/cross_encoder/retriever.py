@@ -119,6 +119,7 @@ class SentenceTransformerCrossEncoderRetriever(CompositeRetriever):
     CATEGORY = "re-ranking"
     ICON = "list-ordered"
     DISPLAY_NAME = ml("Cross-encoder re-ranker", "Reordenador cross-encoder", "交叉編碼器重新排序")
+    SHORT_NAME = ml("Cross-encoder", "Cross-encoder", "交叉編碼器")
     DESCRIPTION = ml(
         "Reads the question and each candidate chunk together with a cross-encoder model and "
         "re-orders the candidates by relevance; slower than retrieval, usually more precise.",

@@ -129,6 +129,7 @@ class LLMRerankRetriever(CompositeRetriever):
     CATEGORY = "re-ranking"
     ICON = "list-ordered"
     DISPLAY_NAME = ml("LLM re-ranker", "Reordenador con LLM", "LLM 重新排序")
+    SHORT_NAME = ml("LLM re-rank", "Reordenar con LLM", "LLM 重新排序")
     DESCRIPTION = ml(
         "An LLM reads the candidates of its child retriever and puts them in order of relevance. "
         "Works offline with the local model.",

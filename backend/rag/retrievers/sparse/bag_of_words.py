@@ -49,6 +49,7 @@ class BagOfWordsConverter(ConfigObject):
     CATEGORY = "text processing"
     ICON = "text"
     DISPLAY_NAME = ml("Bag-of-words converter", "Convertidor de bolsa de palabras", "詞袋轉換器")
+    SHORT_NAME = ml("Bag of words", "Bolsa de palabras", "詞袋")
     DESCRIPTION = ml(
         "Turns text into term counts for keyword search (BM25): splits it into words or character n-grams, "
         "lowercases, strips accents, drops stop words, forms n-grams and prunes terms that are too rare or too "
@@ -70,15 +71,18 @@ class BagOfWordsConverter(ConfigObject):
         analyzer: Literal["word", "char", "char_wb"] = param(
             "word",
             title=ml("Analyzer", "Analizador", "分析單位"),
+            labels={"word": ml("words", "palabras", "詞"), "char": ml("characters", "caracteres", "字元"),
+                    "char_wb": ml("characters in words", "caracteres en palabras", "詞內字元")},
             description=ml(
-                "What a term is. 'word': words (Chinese is segmented into words). 'char': character n-grams "
-                "over the whole text. 'char_wb': character n-grams inside words, padded with a space at each "
-                "edge. Stop words apply to 'word' only.",
-                "Qué es un término. 'word': palabras (el chino se segmenta en palabras). 'char': n-gramas de "
-                "caracteres sobre todo el texto. 'char_wb': n-gramas de caracteres dentro de cada palabra, con "
-                "un espacio en cada borde. Las palabras vacías solo se aplican a 'word'.",
-                "詞項的單位。'word'：詞（中文會先分詞）。'char'：整段文字的字元 n-gram。'char_wb'："
-                "每個詞內部的字元 n-gram，詞的兩端各補一個空格。停用詞只適用於 'word'。",
+                "What a term is. Words: words (Chinese is segmented into words). Characters: character "
+                "n-grams over the whole text. Characters in words: character n-grams inside words, padded with "
+                "a space at each edge. Stop words apply to words only.",
+                "Qué es un término. Palabras: las palabras (el chino se segmenta en palabras). Caracteres: "
+                "n-gramas de caracteres sobre todo el texto. Caracteres en palabras: n-gramas de caracteres "
+                "dentro de cada palabra, con un espacio en cada borde. Las palabras vacías solo se aplican a "
+                "palabras.",
+                "詞項的單位。詞：以詞為單位（中文會先分詞）。字元：整段文字的字元 n-gram。詞內字元："
+                "每個詞內部的字元 n-gram，詞的兩端各補一個空格。停用詞只適用於「詞」。",
             ),
         )
         lowercase: bool = param(
@@ -112,13 +116,15 @@ class BagOfWordsConverter(ConfigObject):
         stop_words: Literal["english", "spanish", "none"] = param(
             "none",
             title=ml("Stop words", "Palabras vacías", "停用詞"),
+            labels={"english": ml("English", "inglés", "英文"), "spanish": ml("Spanish", "español", "西班牙文"),
+                    "none": ml("none", "ninguna", "無")},
             description=ml(
-                "A built-in list of very common words to drop: 'english' (scikit-learn's list), 'spanish', "
-                "or 'none'. Matching ignores case, and ignores accents too when accents are stripped.",
-                "Una lista integrada de palabras muy comunes que se descartan: 'english' (la lista de "
-                "scikit-learn), 'spanish' o 'none'. La comparación no distingue mayúsculas, ni tildes cuando "
+                "A built-in list of very common words to drop: English (scikit-learn's list), Spanish, or "
+                "none. Matching ignores case, and ignores accents too when accents are stripped.",
+                "Una lista integrada de palabras muy comunes que se descartan: inglés (la lista de "
+                "scikit-learn), español o ninguna. La comparación no distingue mayúsculas, ni tildes cuando "
                 "se quitan las tildes.",
-                "要移除的內建常用詞清單：'english'（scikit-learn 的清單）、'spanish' 或 'none'（不使用）。"
+                "要移除的內建常用詞清單：英文（scikit-learn 的清單）、西班牙文或無（不使用）。"
                 "比對時不分大小寫；若啟用去除重音符號，也不分重音符號。",
             ),
         )

@@ -34,6 +34,7 @@ class BM25Retriever(BaseRetriever):
     CATEGORY = "sparse"
     ICON = "text-search"
     DISPLAY_NAME = ml("BM25 keyword retriever", "Recuperador por palabras clave BM25", "BM25 關鍵字檢索器")
+    SHORT_NAME = ml("BM25", "BM25", "BM25")
     DESCRIPTION = ml(
         "Finds chunks that share words with the question, weighting rare words more (BM25). Fast, "
         "exact on names, codes and numbers; blind to synonyms.",
@@ -43,7 +44,7 @@ class BM25Retriever(BaseRetriever):
     )
     REPRESENTATION = ml(
         "BM25 · top {top_k} · k1={k1} · b={b}",
-        "BM25 · top {top_k} · k1={k1} · b={b}",
+        "BM25 · {top_k} mejores · k1={k1} · b={b}",
         "BM25 · 前 {top_k} 名 · k1={k1} · b={b}",
     )
 

@@ -157,6 +157,7 @@ class LLMRelevanceEvaluator(RelevanceEvaluator):
 
     ICON = "scale"
     DISPLAY_NAME = ml("LLM relevance judge", "Juez de relevancia con LLM", "LLM 相關性評審")
+    SHORT_NAME = ml("LLM judge", "Juez LLM", "LLM 評審")
     DESCRIPTION = ml(
         "An LLM reads each retrieved chunk and says whether it helps answer the question, with a reason.",
         "Un LLM lee cada fragmento recuperado y dice si ayuda a responder la pregunta, con un motivo.",
@@ -187,6 +188,7 @@ class LLMRelevanceFilter(RelevanceFilter):
 
     ICON = "list-filter"
     DISPLAY_NAME = ml("LLM relevance filter", "Filtro de relevancia con LLM", "LLM 相關性篩選")
+    SHORT_NAME = ml("LLM filter", "Filtro LLM", "LLM 篩選")
     DESCRIPTION = ml(
         "An LLM reads each retrieved chunk and only the chunks it finds relevant to the question are kept.",
         "Un LLM lee cada fragmento recuperado y solo se conservan los que considera relevantes para la pregunta.",
@@ -218,6 +220,7 @@ class SimilarityThresholdFilter(RelevanceFilter):
 
     ICON = "filter"
     DISPLAY_NAME = ml("Similarity threshold", "Umbral de similitud", "相似度門檻")
+    SHORT_NAME = ml("Similarity", "Similitud", "相似度")
     DESCRIPTION = ml(
         "Drops the chunks whose embedding is not similar enough to the question's. Fast, no LLM needed.",
         "Descarta los fragmentos cuyo embedding no se parece lo bastante al de la pregunta. Rápido y sin LLM.",

@@ -51,6 +51,7 @@ class LLMReranker(Reranker):
 
     ICON = "list-ordered"
     DISPLAY_NAME = ml("LLM re-ranker", "Reordenador con LLM", "LLM 重新排序")
+    SHORT_NAME = ml("LLM re-rank", "Reordenar con LLM", "LLM 重新排序")
     DESCRIPTION = ml(
         "An LLM reads the retrieved chunks and puts them in order of relevance to the question.",
         "Un LLM lee los fragmentos recuperados y los ordena por relevancia para la pregunta.",
@@ -98,6 +99,7 @@ class CrossEncoderReranker(Reranker):
 
     ICON = "arrow-up-down"
     DISPLAY_NAME = ml("Cross-encoder re-ranker", "Reordenador cross-encoder", "交叉編碼器重新排序")
+    SHORT_NAME = ml("Cross-encoder", "Cross-encoder", "交叉編碼器")
     DESCRIPTION = ml(
         "Reads the question together with each retrieved chunk with a cross-encoder model and re-orders "
         "the chunks by relevance; slower than retrieval, usually more precise.",

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from rag.clients.openai_api import resolve_api_key, scrub, server_summary
 from rag.core import CredentialError, TrellisError, ml, param, register
 from rag.core import Params as BaseParams
-from rag.credentials.keys import SEARCH_PROVIDER_ENDPOINTS
+from rag.credentials.keys import SEARCH_PROVIDER_ENDPOINTS, SEARCH_PROVIDERS
 from rag.documents.models import Chunk
 from rag.retrievers import Hit
 
@@ -169,6 +169,7 @@ class SearxngWebRetriever(WebRetriever):
 
     ICON = "search"
     DISPLAY_NAME = ml("SearXNG web search", "Búsqueda web con SearXNG", "SearXNG 網頁搜尋")
+    SHORT_NAME = ml("SearXNG", "SearXNG", "SearXNG")
     DESCRIPTION = ml(
         "Searches the web through a SearXNG metasearch instance, for example one you host yourself; no key needed.",
         "Busca en la web mediante una instancia del metabuscador SearXNG, por ejemplo una propia; no requiere clave.",
@@ -176,7 +177,7 @@ class SearxngWebRetriever(WebRetriever):
     )
     REPRESENTATION = ml(
         "SearXNG · {base_url} · top {top_k}",
-        "SearXNG · {base_url} · top {top_k}",
+        "SearXNG · {base_url} · {top_k} mejores",
         "SearXNG · {base_url} · 前 {top_k} 筆",
     )
     EXAMPLE_PARAMS = {"base_url": "http://localhost:8888"}
@@ -244,6 +245,7 @@ class WebSearchAPIRetriever(WebRetriever):
 
     ICON = "globe"
     DISPLAY_NAME = ml("Web search API", "API de búsqueda web", "網頁搜尋 API")
+    SHORT_NAME = ml("Web search", "Búsqueda web", "網頁搜尋")
     DESCRIPTION = ml(
         "Searches the web with Brave Search, Tavily or Serper (Google results); needs the provider's API key "
         "stored as a credential.",
@@ -253,7 +255,7 @@ class WebSearchAPIRetriever(WebRetriever):
     )
     REPRESENTATION = ml(
         "Web · {provider} · top {top_k}",
-        "Web · {provider} · top {top_k}",
+        "Web · {provider} · {top_k} mejores",
         "網頁 · {provider} · 前 {top_k} 筆",
     )
     EXAMPLE_PARAMS = {"provider": "brave", "credential": "brave-search"}
@@ -262,6 +264,7 @@ class WebSearchAPIRetriever(WebRetriever):
         provider: Literal["brave", "tavily", "serper"] = param(
             "brave",
             title=ml("Provider", "Proveedor", "服務商"),
+            labels=SEARCH_PROVIDERS,
             description=ml(
                 "The search API: brave (Brave Search), tavily (Tavily) or serper (Google results through Serper).",
                 "La API de búsqueda: brave (Brave Search), tavily (Tavily) o serper (resultados de Google con Serper).",

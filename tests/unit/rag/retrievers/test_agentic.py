@@ -119,12 +119,15 @@ def test_unknown_children_and_repeated_pairs_are_dropped_while_valid_ones_run(sc
     scripted_openai.enqueue(CHAT, verdict(sufficient=True))
     _, node, _ = run(agentic(scripted_openai))
     plan = node["rounds"][0]["plan"]
-    assert [drop["why"] for drop in plan["dropped"]] == [
-        "no child 5 in the catalog (0 to 1)", "child 0 was already consulted with top_k 1", "top_k 0 is below 1"]
+    assert [(drop["code"], drop["why"]) for drop in plan["dropped"]] == [
+        ("unknown_child", "no child 5 in the catalog (0 to 1)"),
+        ("repeated", "child 0 was already consulted with top_k 1"),
+        ("top_k_below_1", "top_k 0 is below 1"),
+    ]
     assert node["rounds"][0]["operations"] == [{"child": 0, "top_k": 1}]
     assert node["rounds"][1]["operations"] == [{"child": 1, "top_k": 2}]
     assert node["rounds"][0]["dropped"] == [
-        {"child": 0, "top_k": 1, "why": "child 0 was already consulted with top_k 1"}]
+        {"child": 0, "top_k": 1, "code": "repeated", "why": "child 0 was already consulted with top_k 1"}]
 
 
 def test_the_pool_never_exceeds_max_chunks(scripted_openai):

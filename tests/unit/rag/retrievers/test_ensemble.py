@@ -87,7 +87,7 @@ def test_when_every_child_fails_the_fusion_fails_with_its_trace():
 def test_weights_must_fit_the_children():
     with pytest.raises(ConfigValidationError, match="weights has 1 value"):
         EnsembleRetriever(fusion="weighted", weights=[1.0])
-    with pytest.raises(ConfigValidationError, match=r"params.children: takes at least 2"):
+    with pytest.raises(ConfigValidationError, match=r"params.children: Fusion needs at least 2 retrievers"):
         EnsembleRetriever(children=[{"component": "BM25Retriever"}])
 
 

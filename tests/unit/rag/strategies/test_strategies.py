@@ -183,7 +183,7 @@ def test_router_mode_lets_the_router_choose_and_no_match_gets_the_reserved_route
     refusing = routed(scripted_openai, ("code", None), router=FixedRouter(answer=NO_MATCH))
     state = refusing.run("¿Qué es esto?")
     assert state["trace"]["steps"][0]["branch"] == NO_MATCH
-    assert state["response"] == "Ninguna rama de esta canalización atiende esta pregunta."
+    assert state["response"] == "Ninguna rama de este pipeline atiende esta pregunta."
 
 
 def test_no_match_runs_the_fallback_strategy_when_there_is_one(scripted_openai):

@@ -58,9 +58,10 @@ def test_schema_carries_bounds_and_choices():
 
 def test_representation_renders_in_each_language():
     converter = BagOfWordsConverter(ngram_max=2, stop_words="spanish")
-    assert converter.render_representation("en") == "Bag of words · word · 1–2-grams · stop words: spanish"
-    assert "palabras vacías: spanish" in converter.render_representation("es")
-    assert "停用詞：spanish" in converter.render_representation("zh-Hant")
+    assert converter.render_representation("en") == "Bag of words · words · 1–2-grams · stop words: Spanish"
+    assert converter.render_representation("es") == (
+        "Bolsa de palabras · palabras · 1–2-gramas · palabras vacías: español")
+    assert "停用詞：西班牙文" in converter.render_representation("zh-Hant")
 
 
 def test_ngram_min_above_ngram_max_is_refused_with_a_clear_message():
