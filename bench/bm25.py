@@ -35,6 +35,9 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+from rank_bm25 import BM25Okapi
+
 from _common import (
     chunk_corpus,
     default_dataset,
@@ -47,10 +50,6 @@ from _common import (
     read_queries,
     wall_s,
 )
-
-import numpy as np
-from rank_bm25 import BM25Okapi
-
 from rag.components import load_components
 from rag.core import build
 from rag.retrievers.sparse import BagOfWordsConverter

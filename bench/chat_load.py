@@ -211,7 +211,7 @@ def main() -> None:
                     break
                 except OSError:
                     if server.poll() is not None:
-                        raise SystemExit("daphne exited: " + server.stderr.read().decode()[-2000:])
+                        raise SystemExit("daphne exited: " + server.stderr.read().decode()[-2000:]) from None
                     time.sleep(0.2)
             print(f"server up at {url}; {args.chats} chats × {args.questions} questions", file=sys.stderr)
             figures = asyncio.run(load([url], session, pipeline, conversations, args.questions))

@@ -135,11 +135,10 @@ def main() -> int:
         from django.contrib.auth import get_user_model
 
         import jobs
+        from _common import chunker
         from knowledge import services
         from knowledge.models import Chunk, Document
         from knowledge.runtime import embedding_model
-
-        from _common import chunker
 
         chunker_config = {"component": "RecursiveCharacterChunker",
                           "params": {"chunk_size": args.chunk_size, "chunk_overlap": args.chunk_overlap}}

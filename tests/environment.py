@@ -13,5 +13,12 @@ os.environ.pop("HF_HUB_OFFLINE", None)
 os.environ.pop("TRANSFORMERS_OFFLINE", None)
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key")
-# Tests never touch the developer's var/: each run gets its own data directory.
+# What an administrator would allow for the pipelines of ordinary users (common/reach.py): the
+# tests' scripted OpenAI-compatible servers listen on loopback, and the models they build (tiny
+# cross-encoders) are saved in temporary folders. Tests of the refusals override these.
+os.environ.setdefault("TRELLIS_OUTBOUND_ALLOW", "127.0.0.1,localhost")
+os.environ.setdefault("TRELLIS_MODELS_DIRS", tempfile.gettempdir())
+# Tests never touch the developer's var/ or ~/.config/trellis: each run gets its own data
+# directory and configuration folder (where the credentials key lives).
 os.environ["TRELLIS_DATA_DIR"] = tempfile.mkdtemp(prefix="trellis-test-data-")
+os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="trellis-test-config-")

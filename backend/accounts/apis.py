@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from django.contrib.auth import authenticate, login, logout
-from django.utils.translation import gettext as _
 from django.utils.decorators import method_decorator
+from django.utils.translation import gettext as _
 from django.views.decorators.csrf import ensure_csrf_cookie
 from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
@@ -13,6 +13,8 @@ from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
+
+from .services import username_normalized
 
 
 @extend_schema_serializer(component_name="Session")
@@ -51,7 +53,9 @@ class SessionApi(APIView):
         SessionAuthentication().enforce_csrf(request)
         credentials = self.InputSerializer(data=request.data)
         credentials.is_valid(raise_exception=True)
-        user = authenticate(request._request, **credentials.validated_data)
+        # The name as the admin's login form reads it (and as the throttle counted it).
+        user = authenticate(request._request, username=username_normalized(credentials.validated_data["username"]),
+                            password=credentials.validated_data["password"])
         if user is None:
             return Response({"detail": _("The user name or password is wrong.")}, status=status.HTTP_400_BAD_REQUEST)
         login(request._request, user)

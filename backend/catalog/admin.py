@@ -10,7 +10,7 @@ from .models import Component, ComponentTranslation
 class ComponentTranslationInline(admin.TabularInline):
     model = ComponentTranslation
     extra = 0
-    fields = ("language", "display_name", "description", "representation", "edited")
+    fields = ("language", "display_name", "short_name", "description", "representation", "edited")
     readonly_fields = ("language", "edited")
     can_delete = False
 

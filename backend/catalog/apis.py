@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from django.http import Http404
-from drf_spectacular.utils import extend_schema, extend_schema_serializer, inline_serializer
-from rest_framework import serializers, status
+from drf_spectacular.utils import extend_schema, extend_schema_serializer
+from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import LANG_PARAMETER, FieldErrorSerializer
+from common.api import LANG_PARAMETER, FieldErrorSerializer, validated
 from rag.core import KINDS
 
 from . import selectors
@@ -24,8 +24,13 @@ class ComponentOutputSerializer(serializers.Serializer):
     category = serializers.CharField()
     icon = serializers.CharField()
     display_name = serializers.CharField()
+    short_name = serializers.CharField(help_text="What representations call a nested component of this kind.")
     description = serializers.CharField()
     representation = serializers.CharField(allow_null=True)
+    value_labels = serializers.DictField(
+        child=serializers.DictField(child=serializers.CharField()),
+        help_text="{param: {value: label}}: how enumerated values read (\"rrf\" → \"RRF\").",
+    )
     composite = serializers.BooleanField()
     child_kind = serializers.CharField(allow_null=True)
     min_children = serializers.IntegerField(allow_null=True)
@@ -82,8 +87,9 @@ class ComponentTreeNodeSerializer(serializers.Serializer):
 
 
 class ComponentValidateApi(APIView):
-    """Validate a component tree. Every error comes back with its JSON path; a valid tree comes
-    back normalised (defaults filled) with every node's rendered representation."""
+    """Validate a component tree. A validation that ran answers 200: an invalid tree with
+    ``valid: false`` and every problem at its JSON path, a valid one normalised (defaults filled)
+    with every node's rendered representation. 400 is for a malformed request (no tree)."""
 
     permission_classes = [AllowAny]
 
@@ -95,34 +101,26 @@ class ComponentValidateApi(APIView):
     @extend_schema_serializer(component_name="ComponentTreeValidationResult")
     class OutputSerializer(serializers.Serializer):
         valid = serializers.BooleanField()
-        config = serializers.JSONField(help_text="The tree normalised, every default filled.")
-        errors = FieldErrorSerializer(many=True, help_text="Empty for a valid tree.")
-        nodes = ComponentTreeNodeSerializer(many=True)
+        config = serializers.JSONField(allow_null=True,
+                                       help_text="The tree normalised, every default filled; null when invalid.")
+        errors = FieldErrorSerializer(many=True, help_text="Every problem at its JSON path; empty for a valid tree.")
+        nodes = ComponentTreeNodeSerializer(many=True, help_text="Every node's representation; empty when invalid.")
 
     @extend_schema(
         operation_id="components_validate",
         request=InputSerializer,
         parameters=[LANG_PARAMETER],
-        responses={
-            200: OutputSerializer,
-            400: inline_serializer(
-                "ComponentTreeInvalid",
-                {"valid": serializers.BooleanField(), "errors": FieldErrorSerializer(many=True)},
-            ),
-        },
+        responses=OutputSerializer,
     )
     def post(self, request: Request) -> Response:
-        payload = self.InputSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
+        payload = validated(self.InputSerializer, request.data)
         result = selectors.component_tree_validate(
-            tree=payload.validated_data["tree"],
-            kind=payload.validated_data.get("kind"),
+            tree=payload["tree"],
+            kind=payload.get("kind"),
             language=request.LANGUAGE_CODE,
         )
-        if not result.valid:
-            return Response({"valid": False, "errors": result.errors}, status=status.HTTP_400_BAD_REQUEST)
         return Response(self.OutputSerializer(
-            {"valid": True, "config": result.config, "errors": [], "nodes": result.nodes}
+            {"valid": result.valid, "config": result.config, "errors": result.errors, "nodes": result.nodes}
         ).data)
 
 

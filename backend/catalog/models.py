@@ -44,6 +44,11 @@ class ComponentTranslation(models.Model):
     component = models.ForeignKey(Component, on_delete=models.CASCADE, related_name="translations")
     language = models.CharField(_("language"), max_length=16, choices=LANGUAGE_CHOICES)
     display_name = models.CharField(_("display name"), max_length=200)
+    short_name = models.CharField(
+        _("short name"), max_length=100, blank=True,
+        help_text=_("What representations call a nested component of this kind (\"BM25\", \"Fusion\"); "
+                    "empty uses the display name."),
+    )
     description = models.TextField(_("description"))
     representation = models.TextField(
         _("representation template"), blank=True,

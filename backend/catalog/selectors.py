@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-
-from config.i18n import translate
+from common.i18n import translate
 from rag.components import load_components
 from rag.core import FieldError, localize_schema, normalize_language, render_representation, validate_tree
+from rag.core.params import I18N_KEY, LABELS_KEY
+from rag.core.representation import LIST_SEPARATORS, value_key
 from rag.core.tree import iter_nodes
 
 from .models import Component
@@ -18,13 +19,25 @@ def _texts(component: Component, language: str) -> dict[str, str]:
     by_language = {row.language: row for row in component.translations.all()}
     chosen = by_language.get(language) or by_language.get("en")
     if chosen is None:
-        return {"display_name": component.name, "description": "", "representation": ""}
+        return {"display_name": component.name, "short_name": component.name, "description": "", "representation": ""}
     english = by_language.get("en")
+    display_name = chosen.display_name or (english.display_name if english else component.name)
     return {
-        "display_name": chosen.display_name or (english.display_name if english else component.name),
+        "display_name": display_name,
+        "short_name": chosen.short_name or display_name,
         "description": chosen.description or (english.description if english else ""),
         "representation": chosen.representation,
     }
+
+
+def _value_labels(component: Component, language: str) -> dict[str, dict[str, str]]:
+    """``{param: {value: label}}`` of the component's enumerated params, in ``language``."""
+    labels = {}
+    for name, prop in (component.schema.get("properties") or {}).items():
+        tables = (prop.get(I18N_KEY) or {}).get(LABELS_KEY) if isinstance(prop, dict) else None
+        if tables:
+            labels[name] = tables.get(language) or tables["en"]
+    return labels
 
 
 def _localized(component: Component, language: str, *, with_schema: bool) -> dict[str, Any]:
@@ -35,8 +48,10 @@ def _localized(component: Component, language: str, *, with_schema: bool) -> dic
         "category": component.category,
         "icon": component.icon,
         "display_name": texts["display_name"],
+        "short_name": texts["short_name"],
         "description": texts["description"],
         "representation": texts["representation"] or None,
+        "value_labels": _value_labels(component, language),
         "composite": component.composite,
         "child_kind": component.child_kind or None,
         "min_children": component.min_children,
@@ -71,6 +86,42 @@ def component_get(*, name: str, language: str | None) -> dict[str, Any]:
 
 
 @dataclass
+class CatalogVocabulary:
+    """The catalog's words in one language: short names, value labels and representation
+    templates, admins' edits included (a ``rag.core.Vocabulary``)."""
+
+    texts: dict[str, dict[str, str]]
+    labels: dict[str, dict[str, dict[str, str]]]
+    list_separator: str = ", "
+
+    def name(self, component: str) -> str:
+        return self.texts[component]["short_name"] if component in self.texts else component
+
+    def label(self, component: str, param: str, value: Any) -> str | None:
+        return self.labels.get(component, {}).get(param, {}).get(value_key(value))
+
+    def representation(self, reference: dict[str, Any]) -> str:
+        """``reference`` rendered with its component's template; its description when the
+        template shows nothing (or there is none)."""
+        texts = self.texts.get(reference["component"])
+        if texts is None:
+            return reference["component"]
+        rendered = render_representation(texts["representation"], reference, self) if texts["representation"] else ""
+        return rendered or texts["description"]
+
+
+def component_vocabulary(*, language: str | None) -> CatalogVocabulary:
+    """Every component's words in ``language``, in one query."""
+    language = normalize_language(language)
+    rows = Component.objects.prefetch_related("translations")
+    texts, labels = {}, {}
+    for row in rows:
+        texts[row.name] = _texts(row, language)
+        labels[row.name] = _value_labels(row, language)
+    return CatalogVocabulary(texts, labels, LIST_SEPARATORS.get(language, ", "))
+
+
+@dataclass
 class TreeValidation:
     valid: bool
     config: dict[str, Any] | None = None
@@ -80,7 +131,7 @@ class TreeValidation:
 
 def localize_field_error(error: FieldError, language: str | None) -> str:
     """``error``'s message in ``language``, through the gettext catalogues."""
-    return translate(error.template, error.context, language, fallback=error.message)
+    return translate(error.template, error.context, language, fallback=error.message, plural=error.plural)
 
 
 def component_tree_validate(*, tree: Any, language: str | None, kind: str | None = None) -> TreeValidation:
@@ -99,19 +150,15 @@ def component_tree_validate(*, tree: Any, language: str | None, kind: str | None
             ],
         )
     assert config is not None
-    language = normalize_language(language)
-    catalog = {row.name: row for row in Component.objects.prefetch_related("translations")}
+    vocabulary = component_vocabulary(language=language)
     nodes = []
     for path, reference in iter_nodes(config, registry=registry):
-        row = catalog.get(reference["component"])
-        texts = _texts(row, language) if row else {"display_name": reference["component"], "description": "",
-                                                   "representation": ""}
-        template = texts["representation"]
+        texts = vocabulary.texts.get(reference["component"], {})
         nodes.append({
             "path": path,
             "component": reference["component"],
-            "display_name": texts["display_name"],
-            "representation": render_representation(template, reference) if template else texts["description"],
+            "display_name": texts.get("display_name", reference["component"]),
+            "representation": vocabulary.representation(reference),
         })
     return TreeValidation(valid=True, config=config, nodes=nodes)
 

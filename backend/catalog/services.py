@@ -41,6 +41,7 @@ def _engine_texts(component: type[ConfigObject], language: str) -> dict:
     representation = component.get_representation()
     return {
         "display_name": component.DISPLAY_NAME.get(language),
+        "short_name": component.get_short_name().get(language),
         "description": component.DESCRIPTION.get(language),
         "representation": representation.get(language) if representation is not None else "",
     }

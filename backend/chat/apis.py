@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import Http404
 from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import errors_response, serializer_errors
+from common.api import get_for_owner, no_such, validated
 from pipelines.models import Pipeline
 from pipelines.selectors import pipeline_get
+from rag.core.i18n import gettext_noop
 
 from . import selectors, services
 from .models import Conversation, Message
@@ -64,23 +64,15 @@ class MessageOutputSerializer(serializers.Serializer):
 
 
 def _conversation(request: Request, conversation_id: int) -> Conversation:
-    try:
-        return selectors.conversation_get(user=request.user, conversation_id=conversation_id)
-    except Conversation.DoesNotExist:
-        raise Http404 from None
+    return get_for_owner(selectors.conversation_get, user=request.user, conversation_id=conversation_id)
 
 
-def _pipeline(request: Request, pipeline_id: int | None) -> Pipeline | None:
+def _pipeline(request: Request, pipeline_id: int | None, path: str = "pipeline") -> Pipeline | None:
+    """The pipeline a request body names (None for none): a 400 at ``path`` when it is not the caller's."""
     if pipeline_id is None:
         return None
-    try:
-        return pipeline_get(user=request.user, pipeline_id=pipeline_id)
-    except Pipeline.DoesNotExist:
-        return None
-
-
-def _no_pipeline() -> Response:
-    return errors_response([{"path": "pipeline", "message": "no such pipeline", "code": "not_found"}])
+    return get_for_owner(pipeline_get, user=request.user, pipeline_id=pipeline_id,
+                         missing=no_such(path, gettext_noop("no such pipeline"), request.LANGUAGE_CODE))
 
 
 class ConversationListApi(APIView):
@@ -102,14 +94,9 @@ class ConversationCreateApi(APIView):
     @extend_schema(operation_id="conversations_create", request=InputSerializer,
                    responses={201: ConversationOutputSerializer})
     def post(self, request: Request) -> Response:
-        payload = self.InputSerializer(data=request.data)
-        if not payload.is_valid():
-            return errors_response(serializer_errors(payload.errors))
-        pipeline = _pipeline(request, payload.validated_data["pipeline"])
-        if payload.validated_data["pipeline"] is not None and pipeline is None:
-            return _no_pipeline()
-        conversation = services.conversation_create(owner=request.user, pipeline=pipeline,
-                                                    title=payload.validated_data["title"])
+        data = validated(self.InputSerializer, request.data)
+        conversation = services.conversation_create(owner=request.user, pipeline=_pipeline(request, data["pipeline"]),
+                                                    title=data["title"])
         return Response(ConversationOutputSerializer(conversation).data, status=status.HTTP_201_CREATED)
 
 
@@ -133,14 +120,9 @@ class ConversationUpdateApi(APIView):
                    responses=ConversationOutputSerializer)
     def patch(self, request: Request, conversation_id: int) -> Response:
         conversation = _conversation(request, conversation_id)
-        payload = self.InputSerializer(data=request.data)
-        if not payload.is_valid():
-            return errors_response(serializer_errors(payload.errors))
-        pipeline = _pipeline(request, payload.validated_data.get("pipeline"))
-        if "pipeline" in payload.validated_data and pipeline is None:
-            return _no_pipeline()
-        conversation = services.conversation_update(conversation=conversation, pipeline=pipeline,
-                                                    title=payload.validated_data.get("title"))
+        data = validated(self.InputSerializer, request.data)
+        conversation = services.conversation_update(conversation=conversation, pipeline=_pipeline(request, data.get("pipeline")),
+                                                    title=data.get("title"))
         return Response(ConversationOutputSerializer(conversation).data)
 
 
@@ -177,23 +159,18 @@ class AskApi(APIView):
 
     @extend_schema_serializer(component_name="Ask")
     class InputSerializer(serializers.Serializer):
-        question = serializers.CharField(max_length=10_000)
+        question = serializers.CharField(max_length=services.QUESTION_MAX_LENGTH)
         pipeline_id = serializers.IntegerField(required=False, allow_null=True, default=None)
 
     @extend_schema(operation_id="conversations_ask", request=InputSerializer,
                    responses={200: AnswerSerializer, 400: None, 409: None})
     def post(self, request: Request, conversation_id: int) -> Response:
         conversation = _conversation(request, conversation_id)
-        payload = self.InputSerializer(data=request.data)
-        if not payload.is_valid():
-            return errors_response(serializer_errors(payload.errors))
-        pipeline = _pipeline(request, payload.validated_data["pipeline_id"])
-        if payload.validated_data["pipeline_id"] is not None and pipeline is None:
-            return _no_pipeline()
-        try:
-            message = services.chat_ask(conversation=conversation, question=payload.validated_data["question"],
-                                        pipeline=pipeline)
-        except services.ChatError as exc:
-            return Response({"detail": exc.translated(request.LANGUAGE_CODE), "code": "not_answered"},
-                            status=status.HTTP_409_CONFLICT)
-        return Response(AnswerSerializer(services.answer_payload(message)).data)
+        data = validated(self.InputSerializer, request.data)
+        _pipeline(request, data["pipeline_id"])  # a 400 before the question is recorded
+        final = services.chat_ask(conversation=conversation, user=request.user, question=data["question"],
+                                  pipeline_id=data["pipeline_id"], language=request.LANGUAGE_CODE)
+        if final["type"] != "answer.completed":
+            return Response({"detail": final["error"], "code": "not_answered"}, status=status.HTTP_409_CONFLICT)
+        final.pop("type")
+        return Response(AnswerSerializer(final).data)

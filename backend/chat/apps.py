@@ -7,7 +7,7 @@ class ChatConfig(AppConfig):
     verbose_name = _("Chat")
 
     def ready(self) -> None:
-        from config.permissions import owned
+        from common.permissions import owned
 
         from .models import Conversation
 

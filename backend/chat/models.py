@@ -17,6 +17,8 @@ class Conversation(models.Model):
 
     class Meta:
         ordering = ["-updated_at", "-id"]
+        verbose_name = _("conversation")
+        verbose_name_plural = _("conversations")
 
     def __str__(self) -> str:
         return self.title or f"Conversation {self.pk}"
@@ -48,6 +50,8 @@ class Message(models.Model):
 
     class Meta:
         ordering = ["created_at", "id"]
+        verbose_name = _("message")
+        verbose_name_plural = _("messages")
 
     def __str__(self) -> str:
         return f"{self.role}: {self.text[:40]}"

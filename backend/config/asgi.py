@@ -12,9 +12,9 @@ django_asgi_app = get_asgi_application()
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
-
 from django.conf import settings  # noqa: E402
 
+from common.limits import RequestBodyLimit  # noqa: E402
 from config.routing import websocket_urlpatterns  # noqa: E402
 from jobs import recover_interrupted_work  # noqa: E402
 
@@ -31,7 +31,8 @@ if settings.TRELLIS_WARM_LOCAL_LLM:
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        # Bodies past their limit are refused before Django reads (and spools) them.
+        "http": RequestBodyLimit(django_asgi_app),
         "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

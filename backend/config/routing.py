@@ -1,6 +1,10 @@
-"""Websocket routes of every app, gathered for the ASGI router."""
+"""Websocket routes of every app, gathered for the ASGI router; any other path is closed with
+4404 (``common.sockets.UnknownPathSocket``), never a failed handshake."""
+
+from django.urls import re_path
 
 from chat.routing import websocket_urlpatterns as chat_websocket_urlpatterns
+from common.sockets import UnknownPathSocket
 from evaluation.routing import websocket_urlpatterns as evaluation_websocket_urlpatterns
 from knowledge.routing import websocket_urlpatterns as knowledge_websocket_urlpatterns
 from models.routing import websocket_urlpatterns as models_websocket_urlpatterns
@@ -10,4 +14,5 @@ websocket_urlpatterns: list = [
     *chat_websocket_urlpatterns,
     *evaluation_websocket_urlpatterns,
     *models_websocket_urlpatterns,
+    re_path(r"", UnknownPathSocket.as_asgi()),
 ]

@@ -5,6 +5,7 @@ switched on by its variable and off by default."""
 from __future__ import annotations
 
 import base64
+import ipaddress
 import os
 import sys
 from pathlib import Path
@@ -12,6 +13,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
+
 from rag.locations import datasets_dir
 
 BASE_DIR = Path(__file__).resolve().parents[2]
@@ -77,12 +79,25 @@ def _new_private_key_file(path: Path) -> None:
         key_file.write(base64.urlsafe_b64encode(os.urandom(32)).decode("ascii") + "\n")
 
 
-# Stored credentials are encrypted with this Fernet key: the environment's, else the data
-# directory's credentials.key (made by `make run`; DEBUG and tests make it themselves).
+# Stored credentials are encrypted with this Fernet key: the environment's, else the file
+# TRELLIS_CREDENTIALS_KEY_FILE, by default in the user's configuration folder (made by `make run`;
+# DEBUG and tests make it themselves). It lives apart from the data directory on purpose: a backup
+# of the data directory must not also be the key that decrypts every credential in it.
+CONFIG_DIR = Path(_env_str("XDG_CONFIG_HOME") or Path.home() / ".config").expanduser() / "trellis"
 TRELLIS_CREDENTIALS_KEY = _env_str("TRELLIS_CREDENTIALS_KEY")
-TRELLIS_CREDENTIALS_KEY_FILE = None if TRELLIS_CREDENTIALS_KEY else DATA_DIR / "credentials.key"
+TRELLIS_CREDENTIALS_KEY_FILE = None if TRELLIS_CREDENTIALS_KEY else Path(
+    _env_str("TRELLIS_CREDENTIALS_KEY_FILE") or CONFIG_DIR / "credentials.key").expanduser()
+LEGACY_CREDENTIALS_KEY_FILE = DATA_DIR / "credentials.key"
 if TRELLIS_CREDENTIALS_KEY_FILE is not None:
+    if not TRELLIS_CREDENTIALS_KEY_FILE.exists() and LEGACY_CREDENTIALS_KEY_FILE.exists():
+        raise ImproperlyConfigured(
+            f"The credentials key is in the data directory ({LEGACY_CREDENTIALS_KEY_FILE}), where a backup of the data "
+            f"would carry it too. Move it out: run `make run` (it moves it to {TRELLIS_CREDENTIALS_KEY_FILE}), or "
+            f"`mkdir -p {TRELLIS_CREDENTIALS_KEY_FILE.parent} && mv {LEGACY_CREDENTIALS_KEY_FILE} "
+            f"{TRELLIS_CREDENTIALS_KEY_FILE}`."
+        )
     if DEBUG or "pytest" in sys.modules:
+        TRELLIS_CREDENTIALS_KEY_FILE.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         _new_private_key_file(TRELLIS_CREDENTIALS_KEY_FILE)
     if TRELLIS_CREDENTIALS_KEY_FILE.exists():
         TRELLIS_CREDENTIALS_KEY = TRELLIS_CREDENTIALS_KEY_FILE.read_text().strip()
@@ -90,7 +105,7 @@ if not TRELLIS_CREDENTIALS_KEY:
     raise ImproperlyConfigured(
         f"TRELLIS_CREDENTIALS_KEY is not set and {TRELLIS_CREDENTIALS_KEY_FILE} does not exist. Trellis encrypts "
         "stored credentials with this key and refuses to start in production (DEBUG off) without it: set "
-        "TRELLIS_CREDENTIALS_KEY to a Fernet key (`make run` generates one into the data directory), or set "
+        "TRELLIS_CREDENTIALS_KEY to a Fernet key (`make run` generates one into your configuration folder), or set "
         "DEBUG=1 for local development."
     )
 TRELLIS_CREDENTIALS_OLD_KEYS = _env_list("TRELLIS_CREDENTIALS_OLD_KEYS", [])  # keys it replaced, while rotating
@@ -112,6 +127,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "channels",
+    "common",
     "jobs",
     "accounts",
     "catalog",
@@ -126,15 +142,16 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    "config.security.ContentSecurityPolicyMiddleware",
+    "common.security.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
-    "config.middleware.QueryLanguageMiddleware",
+    "common.middleware.QueryLanguageMiddleware",
+    "common.limits.RequestBodyLimitMiddleware",  # before anything reads a body
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "config.security.SignInThrottleMiddleware",
+    "accounts.middleware.SignInThrottleMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -225,6 +242,12 @@ TRELLIS_PARSE_MEMORY_MB = _env_int("TRELLIS_PARSE_MEMORY_MB", 2048)
 FILE_UPLOAD_TEMP_DIR = DATA_DIR / "tmp"
 FILE_UPLOAD_TEMP_DIR.mkdir(exist_ok=True)
 
+# What the pipelines of users who are not administrators may reach (common/reach.py): public
+# addresses, plus these hosts, host:port pairs, addresses and networks (e.g. 127.0.0.1,
+# llm.internal:8000, 10.0.0.0/8); model files only inside these folders.
+TRELLIS_OUTBOUND_ALLOW = _env_list("TRELLIS_OUTBOUND_ALLOW", [])
+TRELLIS_MODELS_DIRS = [Path(folder).expanduser() for folder in _env_list("TRELLIS_MODELS_DIRS", [str(DATA_DIR / "models")])]
+
 # Evaluation datasets in the BEIR layout, importable by folder name (read in place, never copied).
 TRELLIS_DATASETS_DIR = datasets_dir(BASE_DIR)
 
@@ -290,14 +313,15 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": [
         "rest_framework.permissions.IsAuthenticated",
-        "config.permissions.OwnsPathObjects",
+        "common.permissions.OwnsPathObjects",
     ],
     "DEFAULT_PARSER_CLASSES": [
-        "config.parsers.BoundedJSONParser",  # deeply nested JSON is a 400, not a RecursionError
+        "common.parsers.BoundedJSONParser",  # deeply nested JSON is a 400, not a RecursionError
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "common.api.exception_handler",
     "DEFAULT_PAGINATION_CLASS": None,
 }
 
@@ -313,7 +337,7 @@ SPECTACULAR_SETTINGS = {
     # The 400/403/404/415 answers DRF gives before a view runs, documented on every operation.
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "config.openapi.document_error_responses",
+        "common.openapi.document_error_responses",
     ],
     "ENUM_NAME_OVERRIDES": {
         "DocumentStatusEnum": "knowledge.models.Document.Status",
@@ -369,5 +393,40 @@ TRELLIS_LOGIN_MAX_FAILURES = _env_int("TRELLIS_LOGIN_MAX_FAILURES", 10)
 TRELLIS_LOGIN_LOCKOUT_MINUTES = _env_int("TRELLIS_LOGIN_LOCKOUT_MINUTES", 15)
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
-    if REDIS_URL else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    if REDIS_URL else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+                       # Room for every counter: a full cache evicts entries, and a throttle's
+                       # counters must not be evicted by flooding it with new names.
+                       "OPTIONS": {"MAX_ENTRIES": 200_000}}
 }
+
+# -- Security, round 2 (issue 19): throttles, request limits --------------------------------------
+# One address may fail for at most this many user names in the window; a user name may fail this
+# many times from all addresses together, after which only addresses the user signed in from
+# before may try it (docs/deploy.md, "Sign-in throttling").
+TRELLIS_LOGIN_MAX_NAMES_PER_ADDRESS = _env_int("TRELLIS_LOGIN_MAX_NAMES_PER_ADDRESS", 10)
+TRELLIS_LOGIN_MAX_FAILURES_PER_NAME = _env_int("TRELLIS_LOGIN_MAX_FAILURES_PER_NAME", 100)
+# Reverse proxies whose X-Forwarded-For is believed (addresses or networks, comma-separated):
+# behind one, every client would otherwise share the proxy's address. None by default: a client
+# can send the header itself.
+TRELLIS_TRUSTED_PROXIES = _env_list("TRELLIS_TRUSTED_PROXIES", [])
+for _proxy in TRELLIS_TRUSTED_PROXIES:
+    try:
+        ipaddress.ip_network(_proxy, strict=False)
+    except ValueError:
+        raise ImproperlyConfigured(f"TRELLIS_TRUSTED_PROXIES: {_proxy!r} is not an IP address or network") from None
+# The largest request body: an upload of several files must fit in it (each file within
+# TRELLIS_MAX_UPLOAD_MB); refused from its Content-Length, before it is read. Other bodies (JSON,
+# forms) are held to Django's DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MB).
+TRELLIS_MAX_REQUEST_BYTES = _env_int("TRELLIS_MAX_REQUEST_MB", TRELLIS_MAX_UPLOAD_BYTES // 1024 // 1024 + 10) * 1024 * 1024
+# Uploaded files are counted as they are read: one past TRELLIS_MAX_UPLOAD_MB is not stored further.
+FILE_UPLOAD_HANDLERS = [
+    "common.uploads.LimitedUploadHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
+# Evaluation datasets (BEIR folders and uploaded zips) are read within these limits, while they
+# are read: text unpacked in all (a gzipped corpus decompressed), files in an archive, and one
+# record (a line); a longer record is left out and reported with its line.
+TRELLIS_DATASET_MAX_BYTES = _env_int("TRELLIS_DATASET_MAX_MB", 1024) * 1024 * 1024
+TRELLIS_DATASET_MAX_FILES = _env_int("TRELLIS_DATASET_MAX_FILES", 1000)
+TRELLIS_DATASET_MAX_RECORD_BYTES = _env_int("TRELLIS_DATASET_MAX_RECORD_KB", 1024) * 1024

@@ -13,7 +13,8 @@ api_v1 = [
     path("", include("models.urls")),
 ]
 
-handler404 = "config.errors.not_found"
+handler400 = "common.errors.bad_request"
+handler404 = "common.errors.not_found"
 
 urlpatterns = [
     path("admin/", admin.site.urls),

@@ -11,8 +11,11 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils import translation
-from django.utils.translation import gettext, gettext_lazy as _
+from django.utils.text import capfirst
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
+from rag.clients.outbound import origin
 from rag.components import load_components
 from rag.core import ConfigValidationError, CredentialError, localize_schema
 from rag.credentials import CredentialComponent
@@ -22,6 +25,7 @@ from .models import Credential
 
 SEPARATOR = "__"  # form field names are "<kind>__<param>"
 BASE_FIELDS = ("name", "owner", "shared", "kind")
+ACCESS_FIELDS = ("granted_users", "granted_groups", "destinations")
 
 
 def credential_kinds() -> list[type[CredentialComponent]]:
@@ -30,7 +34,7 @@ def credential_kinds() -> list[type[CredentialComponent]]:
 
 
 def _component(kind: str) -> type[CredentialComponent] | None:
-    return next((component for component in credential_kinds() if component.NAME == kind), None)
+    return next((component for component in credential_kinds() if kind == component.NAME), None)
 
 
 def _param_field(prop: dict[str, Any], *, secret: bool, editing: bool, initial: Any) -> forms.Field:
@@ -68,20 +72,44 @@ def param_fields(component: type[CredentialComponent], credential: Credential | 
     }
 
 
+class DestinationsField(forms.CharField):
+    """One server URL per line, as the list the model keeps."""
+
+    widget = forms.Textarea(attrs={"rows": 3})
+
+    def prepare_value(self, value: Any) -> Any:
+        return "\n".join(value) if isinstance(value, list) else value
+
+    def to_python(self, value: Any) -> list[str]:
+        return [line.strip() for line in str(value or "").splitlines() if line.strip()]
+
+    def validate(self, value: list[str]) -> None:
+        problems = [url for url in value if origin(url) is None]
+        if problems:
+            raise forms.ValidationError(gettext("Not an http:// or https:// server address: %(urls)s"),
+                                        params={"urls": ", ".join(problems)})
+
+
 class CredentialAdminForm(forms.ModelForm):
     """Name, owner and sharing of a credential plus the params of its kind (of every kind when
-    adding; only the chosen kind's section counts)."""
+    adding; only the chosen kind's section counts), who may use it and where else it may go."""
+
+    destinations = DestinationsField(
+        label=_("other servers"), required=False,
+        help_text=_("One URL per line: servers besides its own (its base URL or provider) that this credential "
+                    "may be sent to."),
+    )
 
     class Meta:
         model = Credential
-        fields = BASE_FIELDS
+        fields = (*BASE_FIELDS, *ACCESS_FIELDS)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.credential_values: dict[str, Any] = {}
         if "kind" in self.fields:
             self.fields["kind"] = forms.ChoiceField(
-                label=_("kind"), choices=[(component.NAME, str(component.DISPLAY_NAME.get(translation.get_language())))
+                label=capfirst(_("kind")), choices=[(component.NAME, str(component.DISPLAY_NAME.get(translation.get_language())))
                                           for component in credential_kinds()],
                 help_text=_("Fill in the section of this kind below."),
             )
@@ -126,6 +154,7 @@ class CredentialAdmin(admin.ModelAdmin):
     list_filter = ("kind", "shared")
     search_fields = ("name", "owner__username")
     list_select_related = ("owner",)
+    filter_horizontal = ("granted_users", "granted_groups")
 
     def get_readonly_fields(self, request: HttpRequest, obj: Credential | None = None) -> tuple[str, ...]:
         if obj is None:
@@ -144,6 +173,7 @@ class CredentialAdmin(admin.ModelAdmin):
             head: list[tuple[Any, dict[str, Any]]] = [(None, {"fields": BASE_FIELDS})]
         else:
             head = [(None, {"fields": ("name", "owner", "kind", "shared", "mask")})]
+        head.append((_("Who may use it, and where it may go"), {"fields": ACCESS_FIELDS}))
         sections = [
             (component.DISPLAY_NAME.get(language),
              {"fields": tuple(param_fields(component, None)), "description": component.DESCRIPTION.get(language)})
@@ -163,12 +193,15 @@ class CredentialAdmin(admin.ModelAdmin):
         return {"owner": request.user.pk, **super().get_changeform_initial_data(request)}
 
     def save_model(self, request: HttpRequest, obj: Credential, form: CredentialAdminForm, change: bool) -> None:
+        destinations = form.cleaned_data.get("destinations") or []
         if change:
             services.credential_update(credential=obj, values=form.credential_values, name=obj.name)
+            services.credential_destinations_set(credential=obj, destinations=destinations)
             return
         created = services.credential_create(owner=obj.owner, name=obj.name, kind=form.cleaned_data["kind"],
                                              values=form.credential_values, shared=obj.shared)
-        # The admin goes on with `obj` (history, redirect); make it the stored row.
+        services.credential_destinations_set(credential=created, destinations=destinations)
+        # The admin goes on with `obj` (history, redirect, the grants); make it the stored row.
         obj.pk = created.pk
         obj._state.adding = False
         obj.refresh_from_db()

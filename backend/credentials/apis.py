@@ -11,7 +11,6 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError
-from django.http import Http404
 from django.utils.translation import gettext
 from drf_spectacular.utils import extend_schema, extend_schema_field, extend_schema_serializer
 from rest_framework import serializers, status
@@ -19,8 +18,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import INVALID, LANG_PARAMETER, config_errors, errors_response, message_error, serializer_errors
-from rag.core import ConfigValidationError
+from common.api import INVALID, LANG_PARAMETER, Invalid, get_for_owner, message_error, validated
 from rag.core.i18n import gettext_noop
 
 from . import selectors, services
@@ -66,21 +64,14 @@ def _output(credential: Credential, request: Request) -> dict[str, Any]:
     return CredentialOutputSerializer(credential, context={"user": request.user}).data
 
 
-
-
-
-
-def _duplicate_name(name: str, shared: bool, language: str) -> list[dict[str, str]]:
+def _duplicate_name(name: str, shared: bool, language: str) -> Invalid:
     text = (gettext_noop("a shared credential named {name!r} already exists") if shared
             else gettext_noop("you already have a credential named {name!r}"))
-    return [message_error("name", text, "duplicate_name", language, name=name)]
+    return Invalid([message_error("name", text, "duplicate_name", language, name=name)])
 
 
 def _visible_credential(request: Request, credential_id: int) -> Credential:
-    try:
-        return selectors.credential_get(user=request.user, credential_id=credential_id)
-    except Credential.DoesNotExist:
-        raise Http404 from None
+    return get_for_owner(selectors.credential_get, user=request.user, credential_id=credential_id)
 
 
 def _own_credential(request: Request, credential_id: int) -> Credential:
@@ -118,16 +109,11 @@ class CredentialCreateApi(APIView):
         responses={201: CredentialOutputSerializer, **INVALID, 403: None},
     )
     def post(self, request: Request) -> Response:
-        payload = self.InputSerializer(data=request.data)
-        if not payload.is_valid():
-            return errors_response(serializer_errors(payload.errors))
-        data = payload.validated_data
+        data = validated(self.InputSerializer, request.data)
         try:
             credential = services.credential_create(owner=request.user, **data)
-        except ConfigValidationError as exc:
-            return errors_response(config_errors(exc, request.LANGUAGE_CODE))
         except IntegrityError:
-            return errors_response(_duplicate_name(data["name"], data["shared"], request.LANGUAGE_CODE))
+            raise _duplicate_name(data["name"], data["shared"], request.LANGUAGE_CODE) from None
         return Response(_output(credential, request), status=status.HTTP_201_CREATED)
 
 
@@ -156,16 +142,11 @@ class CredentialUpdateApi(APIView):
     )
     def patch(self, request: Request, credential_id: int) -> Response:
         credential = _own_credential(request, credential_id)
-        payload = self.InputSerializer(data=request.data)
-        if not payload.is_valid():
-            return errors_response(serializer_errors(payload.errors))
-        data = payload.validated_data
+        data = validated(self.InputSerializer, request.data)
         try:
             credential = services.credential_update(credential=credential, **data)
-        except ConfigValidationError as exc:
-            return errors_response(config_errors(exc, request.LANGUAGE_CODE))
         except IntegrityError:
-            return errors_response(_duplicate_name(data["name"], credential.shared, request.LANGUAGE_CODE))
+            raise _duplicate_name(data["name"], credential.shared, request.LANGUAGE_CODE) from None
         return Response(_output(credential, request))
 
 

@@ -9,7 +9,7 @@ class CredentialsConfig(AppConfig):
     verbose_name = _("Credentials")
 
     def ready(self) -> None:
-        from config.permissions import owned
+        from common.permissions import owned
 
         from .selectors import credential_list
 

@@ -15,12 +15,29 @@ class Credential(models.Model):
 
     ``kind`` names the credential component (``OpenAIAPIKey``); ``secret`` is the Fernet token of
     the JSON of its secret params (see ``credentials.crypto``); ``mask`` is what users see.
-    A shared credential (created by staff) can be resolved by every user.
+    A shared credential (owned by staff) can be resolved by the users and groups an
+    administrator granted it to. Wherever it is used, a credential goes only to its own servers
+    (its kind says which: its base URL, its provider's endpoint) and to ``destinations``, which
+    only an administrator sets.
     """
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="credentials")
     shared = models.BooleanField(
-        _("shared"), default=False, help_text=_("Every user's pipelines may use a shared credential.")
+        _("shared"), default=False,
+        help_text=_("The pipelines of the users and groups granted below may use a shared credential."),
+    )
+    granted_users = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, blank=True, related_name="granted_credentials", verbose_name=_("granted users"),
+        help_text=_("Users whose pipelines may use this shared credential."),
+    )
+    granted_groups = models.ManyToManyField(
+        "auth.Group", blank=True, related_name="granted_credentials", verbose_name=_("granted groups"),
+        help_text=_("Groups whose members' pipelines may use this shared credential."),
+    )
+    destinations = models.JSONField(
+        _("other servers"), default=list, blank=True,
+        help_text=_("Servers besides its own (its base URL or provider) that this credential may be sent to, "
+                    "e.g. https://gateway.example.org/v1. Only an administrator sets them."),
     )
     name = models.CharField(
         _("name"), max_length=100, validators=[name_validator],

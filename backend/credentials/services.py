@@ -8,19 +8,30 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Group
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
+from django.utils import timezone
 
+from rag.clients.outbound import origin
 from rag.components import load_components
-from rag.core import ConfigValidationError, FieldError, validate_or_raise
+from rag.core import (
+    ConfigObject,
+    ConfigValidationError,
+    CredentialError,
+    CredentialResolver,
+    FieldError,
+    validate_or_raise,
+)
+from rag.core.i18n import gettext_noop
 from rag.credentials import CredentialComponent
 
 from . import crypto
 from .models import Credential
+from .selectors import credential_named
 
 logger = logging.getLogger(__name__)
 
@@ -165,3 +176,72 @@ def credentials_rotate_key(*, new_key: str) -> int:
         Credential.objects.bulk_update(credentials, ["secret"], batch_size=500)
     logger.info("re-encrypted %d credential(s) with the key %s", len(credentials), crypto.key_fingerprint(new_key))
     return len(credentials)
+
+
+def credential_grant(*, credential: Credential, users: Iterable[AbstractBaseUser] = (),
+                     groups: Iterable[Group] = ()) -> Credential:
+    """Let ``users`` and the members of ``groups`` use the shared ``credential`` in their
+    pipelines (an administrator's decision; the admin panel's grant lists do the same)."""
+    if not credential.shared:
+        raise PermissionDenied("only a shared credential is granted to other users")
+    credential.granted_users.add(*users)
+    credential.granted_groups.add(*groups)
+    logger.info("credential %r granted to users %s and groups %s", credential.name,
+                [user.pk for user in users], [group.pk for group in groups])
+    return credential
+
+
+def credential_destinations_set(*, credential: Credential, destinations: list[str]) -> Credential:
+    """Let ``credential`` also be sent to ``destinations`` (server URLs); an administrator's
+    decision, so no API exposes it. Raises ``ConfigValidationError`` for an address that is not
+    an http(s) server."""
+    bad = [url for url in destinations if origin(url) is None]
+    if bad:
+        raise ConfigValidationError([FieldError("destinations", gettext_noop("not an http:// or https:// server "
+                                                "address: {urls}"), "destination", {"urls": ", ".join(bad)})])
+    credential.destinations = list(dict.fromkeys(destinations))
+    Credential.objects.filter(pk=credential.pk).update(destinations=credential.destinations)
+    return credential
+
+
+def credential_resolve(*, user: AbstractBaseUser | AnonymousUser | None, name: str) -> ConfigObject:
+    """The credential component called ``name``, built with its decrypted secret: the user's own
+    credential of that name, else a shared one. Records the use in ``last_used_at``.
+
+    Raises
+    ------
+    rag.core.CredentialError
+        When no such credential is available to the user, or it cannot be decrypted or built.
+    """
+    credential = credential_named(user=user, name=name)
+    if credential is None:
+        raise CredentialError(f"no credential named {name!r} is available to you")
+    registry = load_components()
+    if credential.kind not in registry:
+        raise CredentialError(f"the credential {name!r} is of kind {credential.kind!r}, which this version of "
+                              f"Trellis does not know")
+    secrets = crypto.decrypt_secrets(credential.secret, name=name)
+    try:
+        component = registry.get(credential.kind)(**{**credential.public_params, **secrets})
+    except ConfigValidationError as exc:
+        paths = ", ".join(error.path for error in exc.errors)
+        raise CredentialError(f"the credential {name!r} no longer fits {credential.kind} ({paths}); "
+                              f"edit it in the admin panel") from None
+    if isinstance(component, CredentialComponent):
+        component.grant_destinations(credential.destinations)
+    Credential.objects.filter(pk=credential.pk).update(last_used_at=timezone.now())
+    logger.info("credential %r (%s) resolved for user %s", name, credential.kind, getattr(user, "pk", None))
+    return component
+
+
+def credential_resolver_for(user: AbstractBaseUser | AnonymousUser | None) -> CredentialResolver:
+    """A resolver for ``ConfigObject.set_credential_resolver`` / ``rag.core.build(credentials=...)``
+    that resolves names as ``user`` (see ``credential_resolve``).
+
+    It queries the database on each call; from async code, call it through ``sync_to_async``.
+    """
+
+    def resolve(name: str) -> ConfigObject:
+        return credential_resolve(user=user, name=name)
+
+    return resolve

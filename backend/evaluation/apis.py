@@ -8,7 +8,7 @@ from typing import Any
 
 from django.http import FileResponse, Http404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema, extend_schema_serializer
+from drf_spectacular.utils import extend_schema, extend_schema_field, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
@@ -16,17 +16,24 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
-from config.api import INVALID, LANG_PARAMETER, config_errors, errors_response, message_error, serializer_errors
+from common.api import INVALID, LANG_PARAMETER, Invalid, get_for_owner, message_error, no_such, validated
+from common.i18n import translate
 from pipelines.selectors import pipeline_list
-from rag.core import ConfigValidationError
 from rag.core.i18n import gettext_noop
 from rag.evaluation import REPORT_FILES
 
 from . import selectors, services
 from .models import Evaluation, EvaluationDataset
 
-
 # -- datasets -------------------------------------------------------------------------------------
+
+
+@extend_schema_serializer(component_name="DroppedRecord")
+class DroppedRecordSerializer(serializers.Serializer):
+    file = serializers.CharField(help_text="The file in the dataset, e.g. scifact/corpus.jsonl.")
+    line = serializers.IntegerField(allow_null=True)
+    code = serializers.CharField(help_text="too_long (longer than the record limit), too_large, …")
+    reason = serializers.CharField(help_text="Why, in the request's language.")
 
 
 @extend_schema_serializer(component_name="EvaluationDataset")
@@ -42,7 +49,9 @@ class DatasetOutputSerializer(serializers.Serializer):
     status = serializers.SerializerMethodField(help_text="importing, indexing, ready or failed.")
     documents = serializers.SerializerMethodField(
         help_text="Knowledge-base documents: uploaded, ready, failed, in_progress.")
-    error = serializers.CharField()
+    error = serializers.SerializerMethodField(help_text="Why the import failed (empty unless status is failed).")
+    dropped = serializers.SerializerMethodField(
+        help_text='Records left out of the import: [{"file", "line", "code", "reason"}], in file order.')
     created_at = serializers.DateTimeField()
 
     def _state(self, dataset: EvaluationDataset) -> dict[str, Any]:
@@ -58,16 +67,27 @@ class DatasetOutputSerializer(serializers.Serializer):
         state = self._state(dataset)
         return {key: state[key] for key in ("uploaded", "ready", "failed", "in_progress")}
 
+    def get_error(self, dataset: EvaluationDataset) -> str:
+        error = self._state(dataset)["error"]
+        return translate(*error, self._language()) if isinstance(error, tuple) else error
+
+    @extend_schema_field(DroppedRecordSerializer(many=True))
+    def get_dropped(self, dataset: EvaluationDataset) -> list[dict[str, Any]]:
+        language = self._language()
+        return [{"file": row["file"], "line": row["line"], "code": row["code"],
+                 "reason": translate(row["template"], row["context"], language)} for row in dataset.dropped]
+
+    def _language(self) -> str | None:
+        return getattr(self.context.get("request"), "LANGUAGE_CODE", None)
+
 
 def _dataset(request: Request, dataset_id: int) -> EvaluationDataset:
-    try:
-        return selectors.dataset_get(user=request.user, dataset_id=dataset_id)
-    except EvaluationDataset.DoesNotExist:
-        raise Http404 from None
+    return get_for_owner(selectors.dataset_get, user=request.user, dataset_id=dataset_id)
 
 
 def _dataset_data(dataset: EvaluationDataset, request: Request) -> dict[str, Any]:
-    return DatasetOutputSerializer(selectors.dataset_get(user=request.user, dataset_id=dataset.pk)).data
+    return DatasetOutputSerializer(selectors.dataset_get(user=request.user, dataset_id=dataset.pk),
+                                   context={"request": request}).data
 
 
 class DatasetListApi(APIView):
@@ -75,7 +95,8 @@ class DatasetListApi(APIView):
 
     @extend_schema(operation_id="evaluation_datasets_list", responses=DatasetOutputSerializer(many=True))
     def get(self, request: Request) -> Response:
-        return Response(DatasetOutputSerializer(selectors.dataset_list(user=request.user), many=True).data)
+        return Response(DatasetOutputSerializer(selectors.dataset_list(user=request.user), many=True,
+                                                context={"request": request}).data)
 
 
 class SubsetFields(serializers.Serializer):
@@ -101,16 +122,10 @@ class DatasetImportApi(APIView):
     @extend_schema(operation_id="evaluation_datasets_import", request=InputSerializer, parameters=[LANG_PARAMETER],
                    responses={201: DatasetOutputSerializer, **INVALID})
     def post(self, request: Request) -> Response:
-        payload = self.InputSerializer(data=request.data)
-        if not payload.is_valid():
-            return errors_response(serializer_errors(payload.errors))
-        data = payload.validated_data
-        try:
-            dataset = services.dataset_import_shared(
-                owner=request.user, shared_name=data["dataset"], name=data["name"] or None,
-                max_queries=data["max_queries"], max_documents=data["max_documents"], chunker=data["chunker"])
-        except ConfigValidationError as exc:
-            return errors_response(config_errors(exc, request.LANGUAGE_CODE))
+        data = validated(self.InputSerializer, request.data)
+        dataset = services.dataset_import_shared(
+            owner=request.user, shared_name=data["dataset"], name=data["name"] or None,
+            max_queries=data["max_queries"], max_documents=data["max_documents"], chunker=data["chunker"])
         return Response(_dataset_data(dataset, request), status=status.HTTP_201_CREATED)
 
 
@@ -128,16 +143,10 @@ class DatasetUploadApi(APIView):
     @extend_schema(operation_id="evaluation_datasets_upload", request={"multipart/form-data": InputSerializer},
                    parameters=[LANG_PARAMETER], responses={201: DatasetOutputSerializer, **INVALID})
     def post(self, request: Request) -> Response:
-        payload = self.InputSerializer(data=request.data)
-        if not payload.is_valid():
-            return errors_response(serializer_errors(payload.errors))
-        data = payload.validated_data
-        try:
-            dataset = services.dataset_import_archive(
-                owner=request.user, name=data["name"], archive=data["file"], max_queries=data["max_queries"],
-                max_documents=data["max_documents"], chunker=data["chunker"])
-        except ConfigValidationError as exc:
-            return errors_response(config_errors(exc, request.LANGUAGE_CODE))
+        data = validated(self.InputSerializer, request.data)
+        dataset = services.dataset_import_archive(
+            owner=request.user, name=data["name"], archive=data["file"], max_queries=data["max_queries"],
+            max_documents=data["max_documents"], chunker=data["chunker"])
         return Response(_dataset_data(dataset, request), status=status.HTTP_201_CREATED)
 
 
@@ -159,7 +168,7 @@ class DatasetDetailApi(APIView):
 
     @extend_schema(operation_id="evaluation_datasets_retrieve", responses=DatasetOutputSerializer)
     def get(self, request: Request, dataset_id: int) -> Response:
-        return Response(DatasetOutputSerializer(_dataset(request, dataset_id)).data)
+        return Response(DatasetOutputSerializer(_dataset(request, dataset_id), context={"request": request}).data)
 
 
 class DatasetDeleteApi(APIView):
@@ -219,10 +228,7 @@ class EvaluationDetailSerializer(EvaluationOutputSerializer):
 
 
 def _evaluation(request: Request, evaluation_id: int) -> Evaluation:
-    try:
-        return selectors.evaluation_get(user=request.user, evaluation_id=evaluation_id)
-    except Evaluation.DoesNotExist:
-        raise Http404 from None
+    return get_for_owner(selectors.evaluation_get, user=request.user, evaluation_id=evaluation_id)
 
 
 class EvaluationListApi(APIView):
@@ -259,27 +265,18 @@ class EvaluationCreateApi(APIView):
     @extend_schema(operation_id="evaluations_create", request=InputSerializer, parameters=[LANG_PARAMETER],
                    responses={201: EvaluationOutputSerializer, **INVALID})
     def post(self, request: Request) -> Response:
-        payload = self.InputSerializer(data=request.data)
-        if not payload.is_valid():
-            return errors_response(serializer_errors(payload.errors))
-        data = payload.validated_data
-        try:
-            dataset = selectors.dataset_get(user=request.user, dataset_id=data["dataset"])
-        except EvaluationDataset.DoesNotExist:
-            return errors_response([message_error("dataset", gettext_noop("no such dataset"), "not_found",
-                                                  request.LANGUAGE_CODE)])
+        data = validated(self.InputSerializer, request.data)
+        dataset = get_for_owner(selectors.dataset_get, user=request.user, dataset_id=data["dataset"],
+                                missing=no_such("dataset", gettext_noop("no such dataset"), request.LANGUAGE_CODE))
         owned = {pipeline.pk: pipeline for pipeline in pipeline_list(user=request.user).filter(pk__in=data["pipelines"])}
         missing = [message_error(f"pipelines[{index}]", gettext_noop("no such pipeline"), "not_found", request.LANGUAGE_CODE)
                    for index, pipeline_id in enumerate(data["pipelines"]) if pipeline_id not in owned]
         if missing:
-            return errors_response(missing)
-        try:
-            evaluation = services.evaluation_create(
-                owner=request.user, dataset=dataset, pipelines=[owned[pk] for pk in data["pipelines"]],
-                presets=data["presets"], query_limit=data["query_limit"], depth=data["depth"],
-                answer_queries=data["answer_queries"], judge=data["judge"], seed=data["seed"])
-        except ConfigValidationError as exc:
-            return errors_response(config_errors(exc, request.LANGUAGE_CODE))
+            raise Invalid(missing)
+        evaluation = services.evaluation_create(
+            owner=request.user, dataset=dataset, pipelines=[owned[pk] for pk in data["pipelines"]],
+            presets=data["presets"], query_limit=data["query_limit"], depth=data["depth"],
+            answer_queries=data["answer_queries"], judge=data["judge"], seed=data["seed"])
         evaluation = selectors.evaluation_get(user=request.user, evaluation_id=evaluation.pk)
         return Response(EvaluationOutputSerializer(evaluation, context={"request": request}).data,
                         status=status.HTTP_201_CREATED)
@@ -320,11 +317,11 @@ class EvaluationComparisonApi(APIView):
     def get(self, request: Request, evaluation_id: int) -> Response:
         evaluation = _evaluation(request, evaluation_id)
         if len(evaluation.pipelines) < 2:
-            return errors_response([message_error(
+            raise Invalid([message_error(
                 "pipelines", gettext_noop("a comparison needs an evaluation of two or more pipelines"),
                 "single_pipeline", request.LANGUAGE_CODE)])
         if evaluation.status != Evaluation.Status.DONE:
-            return errors_response([message_error(
+            raise Invalid([message_error(
                 "status", gettext_noop("the evaluation is {status}, not done"), "not_finished", request.LANGUAGE_CODE,
                 status=evaluation.status)])
         body = {"evaluation": evaluation.pk,

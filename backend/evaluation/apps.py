@@ -7,7 +7,7 @@ class EvaluationConfig(AppConfig):
     verbose_name = _("Evaluation")
 
     def ready(self) -> None:
-        from config.permissions import owned
+        from common.permissions import owned
 
         from . import tasks  # noqa: F401  (registers the background task and the start-up recovery)
         from .models import Evaluation, EvaluationDataset

@@ -5,21 +5,20 @@ from __future__ import annotations
 from typing import Any
 
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from config.permissions import owns
-from config.realtime import remember_server_loop
+from common.permissions import owns
+from common.realtime import remember_server_loop
+from common.sockets import FORBIDDEN, JsonSocket
 
 from . import selectors
 from .models import Evaluation
 from .services import evaluation_group, evaluation_snapshot
 
-FORBIDDEN = 4403
 
-
-class EvaluationConsumer(AsyncJsonWebsocketConsumer):
+class EvaluationConsumer(JsonSocket):
     """Sends the owner the evaluation's state on connect (``evaluation.progress``), then every
-    progress event until it is done or failed. Anyone else is accepted and closed with 4403."""
+    progress event until it is done or failed. Anyone else is accepted and closed with 4403. It takes
+    no client messages: each frame is answered with an error event."""
 
     group: str | None = None
 

@@ -23,11 +23,15 @@ class EvaluationDataset(models.Model):
     has_answers = models.BooleanField(default=False)
     imported = models.BooleanField(default=False, help_text=_("Every corpus document has been handed to ingestion."))
     error = models.TextField(_("error"), blank=True, help_text=_("Why the import failed."))
+    dropped = models.JSONField(default=list, blank=True, help_text=_(
+        '[{"file", "line", "code", "template", "context"}]: records left out of the import, and why.'))
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["name", "id"]
         constraints = [models.UniqueConstraint(fields=["owner", "name"], name="unique_evaluation_dataset_per_owner")]
+        verbose_name = _("evaluation dataset")
+        verbose_name_plural = _("evaluation datasets")
 
     def __str__(self) -> str:
         return self.name
@@ -65,6 +69,8 @@ class Evaluation(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
+        verbose_name = _("evaluation")
+        verbose_name_plural = _("evaluations")
 
     def __str__(self) -> str:
         return f"Evaluation {self.pk} on {self.dataset}"

@@ -11,6 +11,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Q, QuerySet
 
 from knowledge.models import Document
+from rag.core.i18n import gettext_noop
 from rag.evaluation import REPORT_FILES, available_datasets, readme_title
 
 from .models import Evaluation, EvaluationDataset
@@ -35,11 +36,14 @@ def dataset_get(*, user: AbstractBaseUser, dataset_id: int) -> EvaluationDataset
 
 def dataset_state(dataset: EvaluationDataset) -> dict[str, Any]:
     """Where the import stands: ``importing`` (the corpus is being uploaded), ``indexing``
-    (documents are being ingested), ``ready`` or ``failed``, with document counts."""
+    (documents are being ingested), ``ready`` or ``failed``, with document counts. A failed
+    import always says why: ``error`` is the stored error, else ``(template, context)``
+    naming what became of the corpus."""
     if not hasattr(dataset, "ready_count"):
         dataset = dataset_list(user=dataset.owner).get(pk=dataset.pk)
     counts = {"documents": dataset.document_count, "uploaded": dataset.uploaded_count,
               "ready": dataset.ready_count, "failed": dataset.failed_count, "in_progress": dataset.in_progress_count}
+    error: str | tuple[str, dict[str, Any]] = dataset.error
     if dataset.error:
         status = "failed"
     elif not dataset.imported:
@@ -48,9 +52,17 @@ def dataset_state(dataset: EvaluationDataset) -> dict[str, Any]:
         status = "indexing"
     elif not dataset.ready_count:
         status = "failed"
+        if dataset.uploaded_count:
+            error = (gettext_noop("none of the {uploaded} corpus documents could be indexed ({failed} failed; the "
+                                  "knowledge base's documents say why)"),
+                     {"uploaded": dataset.uploaded_count, "failed": dataset.failed_count})
+        else:
+            error = (gettext_noop("no corpus record could be imported: of {documents}, {dropped} were left out and "
+                                  "the others have no text"),
+                     {"documents": dataset.document_count, "dropped": len(dataset.dropped)})
     else:
         status = "ready"
-    return {"status": status, **counts}
+    return {"status": status, "error": error, **counts}
 
 
 def shared_dataset_list() -> list[dict[str, str]]:

@@ -19,22 +19,25 @@ from django.db import transaction
 from django.utils import timezone
 
 import jobs
-from config.realtime import publish
-from credentials.selectors import credential_resolver_for
+from common.reach import reach_errors
+from common.realtime import publish
+from credentials.services import credential_resolver_for
 from knowledge.models import Document, KnowledgeBase, VectorIndex
 from knowledge.runtime import retriever_infra
 from knowledge.services import documents_upload, knowledge_base_create, knowledge_base_delete, vector_index_ensure
 from knowledge.services.knowledge_bases import model_key_of
 from pipelines.models import Pipeline
-from pipelines.services import dense_requirements, strategy_validate
+from pipelines.selectors import dense_requirements
+from pipelines.services import strategy_validate
 from rag.components import load_components
-from rag.core import ConfigValidationError, FieldError, validate_or_raise
+from rag.core import ConfigValidationError, FieldError, readable_error, validate_or_raise
 from rag.core.i18n import gettext_noop
+from rag.documents.parsers.base import readable_size
 from rag.evaluation import (
     CorpusDocument,
     DatasetError,
+    DatasetLimits,
     EvaluationCorpus,
-    EvaluationDataset as EngineDataset,
     PipelineSpec,
     Query,
     RunOptions,
@@ -45,6 +48,9 @@ from rag.evaluation import (
     pipeline_summaries,
     strategy_config,
     write_report,
+)
+from rag.evaluation import (
+    EvaluationDataset as EngineDataset,
 )
 from rag.presets import PRESETS
 
@@ -102,6 +108,17 @@ def _knowledge_base_name(owner: AbstractBaseUser, name: str) -> str:
     return candidate
 
 
+def dataset_limits() -> DatasetLimits:
+    """The settings' limits on reading a dataset (``TRELLIS_DATASET_*``)."""
+    return DatasetLimits(max_bytes=settings.TRELLIS_DATASET_MAX_BYTES, max_files=settings.TRELLIS_DATASET_MAX_FILES,
+                         max_record_bytes=settings.TRELLIS_DATASET_MAX_RECORD_BYTES)
+
+
+def _dropped_rows(dataset: EngineDataset) -> list[dict[str, Any]]:
+    return [{"file": dropped.file, "line": dropped.line, "code": dropped.code, "template": dropped.template,
+             "context": dropped.context} for dropped in dataset.dropped]
+
+
 def _dataset_record(*, owner: AbstractBaseUser, name: str, source: str, dataset: EngineDataset,
                     chunker: dict[str, Any] | None) -> EvaluationDataset:
     with transaction.atomic():
@@ -115,7 +132,7 @@ def _dataset_record(*, owner: AbstractBaseUser, name: str, source: str, dataset:
             owner=owner, name=name, source=source, language=dataset.language, knowledge_base=knowledge_base,
             queries=[{"id": query.id, "text": query.text, "answers": list(query.answers)} for query in dataset.queries],
             qrels=dataset.qrels, document_count=len(dataset.corpus), query_count=len(dataset.queries),
-            has_answers=dataset.has_answers,
+            has_answers=dataset.has_answers, dropped=_dropped_rows(dataset),
         )
 
 
@@ -143,7 +160,7 @@ def dataset_import_shared(*, owner: AbstractBaseUser, shared_name: str, name: st
                      "unknown_dataset", name=shared_name, available=", ".join(available) or "none")
     folder = Path(settings.TRELLIS_DATASETS_DIR) / shared_name
     try:
-        dataset = _subset(load_beir(folder), max_queries, max_documents)
+        dataset = _subset(load_beir(folder, limits=dataset_limits()), max_queries, max_documents)
     except DatasetError as exc:
         raise _error("dataset", gettext_noop("{problem}"), "invalid_dataset", problem=str(exc)) from None
     name = name or shared_name
@@ -158,7 +175,12 @@ def dataset_import_shared(*, owner: AbstractBaseUser, shared_name: str, name: st
 def dataset_import_archive(*, owner: AbstractBaseUser, name: str, archive: UploadedFile,
                            max_queries: int | None = None, max_documents: int | None = None,
                            chunker: dict[str, Any] | None = None) -> EvaluationDataset:
-    """Import a BEIR dataset uploaded as a zip archive (files at its root or in one folder)."""
+    """Import a BEIR dataset uploaded as a zip archive (files at its root or in one folder).
+    An archive larger than ``TRELLIS_MAX_UPLOAD_BYTES`` is refused (``too_large``)."""
+    limit = settings.TRELLIS_MAX_UPLOAD_BYTES
+    if archive.size is not None and archive.size > limit:
+        raise _error("file", gettext_noop("the file is {size}, larger than the limit of {limit}"), "too_large",
+                     size=readable_size(archive.size), limit=readable_size(limit))
     _check_name(owner, name)
     chunker = _validated_chunker(chunker)
     directory = uploads_dir()
@@ -168,7 +190,7 @@ def dataset_import_archive(*, owner: AbstractBaseUser, name: str, archive: Uploa
         for piece in archive.chunks():
             handle.write(piece)
     try:
-        dataset = _subset(load_beir_archive(stored, name=name), max_queries, max_documents)
+        dataset = _subset(load_beir_archive(stored, name=name, limits=dataset_limits()), max_queries, max_documents)
     except DatasetError as exc:
         stored.unlink(missing_ok=True)
         raise _error("file", gettext_noop("{problem}"), "invalid_dataset", problem=str(exc)) from None
@@ -188,14 +210,17 @@ def _validated_chunker(chunker: dict[str, Any] | None) -> dict[str, Any] | None:
 def dataset_upload_corpus(*, dataset_id: int, path: str, archive: bool, max_queries: int | None = None,
                           max_documents: int | None = None) -> None:
     """The background half of an import: one document per corpus record, queued for ingestion.
-    Records with no text are skipped (nothing could retrieve them); they still count as judged."""
+    Records with no text are skipped (nothing could retrieve them); they still count as judged.
+    A record refused at upload (larger than the upload limit) is added to ``dropped``."""
     record = EvaluationDataset.objects.select_related("knowledge_base").filter(pk=dataset_id).first()
     if record is None:
         return
     try:
-        source = load_beir_archive(path, name=record.name) if archive else load_beir(path)
+        limits = dataset_limits()
+        source = load_beir_archive(path, name=record.name, limits=limits) if archive else load_beir(path, limits=limits)
         dataset = _subset(source, max_queries, max_documents)
         corpus_ids: dict[str, str] = {}
+        dropped = _dropped_rows(dataset)
         for document in dataset.corpus:
             content = document.content
             if not content.strip():
@@ -204,10 +229,14 @@ def dataset_upload_corpus(*, dataset_id: int, path: str, archive: bool, max_quer
             outcome = documents_upload(knowledge_base=record.knowledge_base, files=[upload], force=True)
             for accepted in outcome.accepted:
                 corpus_ids[str(accepted.pk)] = document.id
-        EvaluationDataset.objects.filter(pk=dataset_id).update(corpus_ids=corpus_ids, imported=True, error="")
+            dropped += [{"file": dataset.corpus_file, "line": document.line, "code": rejection.code,
+                         "template": rejection.template, "context": rejection.context}
+                        for rejection in outcome.rejected]
+        EvaluationDataset.objects.filter(pk=dataset_id).update(corpus_ids=corpus_ids, imported=True, error="",
+                                                               dropped=dropped)
     except Exception as exc:
         logger.exception("importing evaluation dataset %s failed", dataset_id)
-        EvaluationDataset.objects.filter(pk=dataset_id).update(error=f"{type(exc).__name__}: {exc}")
+        EvaluationDataset.objects.filter(pk=dataset_id).update(error=readable_error(exc).message)
     finally:
         if archive:
             Path(path).unlink(missing_ok=True)
@@ -288,6 +317,10 @@ def evaluation_create(
                      name=dataset.name, status=state["status"])
     entries = _pipeline_entries(owner=owner, pipelines=pipelines, presets=presets)
     if judge is not None:
+        unreachable = reach_errors(owner=owner, config=validate_or_raise(judge, registry=load_components(), kind="llm",
+                                                                         path="judge"), path="judge")
+        if unreachable:
+            raise ConfigValidationError(unreachable)
         judge = validate_or_raise(judge, registry=load_components(), kind="llm", path="judge", check_availability=True)
     queries = min(query_limit or dataset.query_count, dataset.query_count)
     with transaction.atomic():
@@ -400,7 +433,7 @@ def evaluation_run(*, evaluation_id: int) -> None:
     except Exception as exc:
         logger.exception("evaluation %s failed", evaluation_id)
         Evaluation.objects.filter(pk=evaluation_id).update(
-            status=Evaluation.Status.FAILED, error=f"{type(exc).__name__}: {exc}"[:5000], finished_at=timezone.now())
+            status=Evaluation.Status.FAILED, error=readable_error(exc).message[:5000], finished_at=timezone.now())
         evaluation.refresh_from_db()
         _publish(evaluation)
         return

@@ -92,7 +92,7 @@ class CeleryBackend:
     """Sends tasks to Celery workers through the broker at ``REDIS_URL``."""
 
     def submit(self, name: str, kwargs: dict[str, Any]) -> None:
-        from config.celery import app
+        from .celery import app  # Celery loads only where it is used
 
         # Fire and forget: a task records its outcome itself (a document's status). Asking for
         # a result would also subscribe this process to it on Redis, and Celery's result

@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import IntegrityError
-from django.http import Http404
 from drf_spectacular.utils import extend_schema, extend_schema_serializer, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -17,14 +16,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import INVALID, LANG_PARAMETER, config_errors, errors_response, message_error, serializer_errors
-from config.i18n import translate
-from rag.core import ConfigValidationError
+from common.api import INVALID, LANG_PARAMETER, Invalid, get_for_owner, message_error, validated
+from common.i18n import translate
 from rag.core.i18n import gettext_noop
 
 from . import selectors, services
 from .models import Document, KnowledgeBase
-
 
 # -- shared shapes ---------------------------------------------------------------------------
 
@@ -76,12 +73,17 @@ class DocumentOutputSerializer(serializers.Serializer):
     page_count = serializers.IntegerField(allow_null=True)
     character_count = serializers.IntegerField()
     error = serializers.SerializerMethodField(help_text="Why ingestion failed, in the request's language.")
+    error_detail = serializers.SerializerMethodField(
+        help_text="What the parsing library said, in its own words (not translated), when it said something.")
     error_code = serializers.SerializerMethodField()
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
 
     def get_error(self, document: Document) -> str | None:
         return selectors.document_error_message(document, self.context.get("language"))
+
+    def get_error_detail(self, document: Document) -> str | None:
+        return selectors.document_error_detail(document)
 
     def get_error_code(self, document: Document) -> str | None:
         return document.error_code or None
@@ -93,18 +95,17 @@ class DocumentOutputSerializer(serializers.Serializer):
 
 
 def _knowledge_base(request: Request, knowledge_base_id: int) -> KnowledgeBase:
-    try:
-        return selectors.knowledge_base_get(user=request.user, knowledge_base_id=knowledge_base_id)
-    except KnowledgeBase.DoesNotExist:
-        raise Http404 from None
+    return get_for_owner(selectors.knowledge_base_get, user=request.user, knowledge_base_id=knowledge_base_id)
 
 
 def _document(request: Request, knowledge_base_id: int, document_id: int) -> Document:
-    knowledge_base = _knowledge_base(request, knowledge_base_id)
-    try:
-        return selectors.document_get(knowledge_base=knowledge_base, document_id=document_id)
-    except Document.DoesNotExist:
-        raise Http404 from None
+    return get_for_owner(selectors.document_get, knowledge_base=_knowledge_base(request, knowledge_base_id),
+                         document_id=document_id)
+
+
+def _duplicate_name(request: Request, name: str) -> Invalid:
+    return Invalid([message_error("name", gettext_noop("you already have a knowledge base named {name!r}"),
+                                  "duplicate_name", request.LANGUAGE_CODE, name=name)])
 
 
 def _document_data(documents: Any, request: Request, *, many: bool = False) -> Any:
@@ -146,19 +147,14 @@ class KnowledgeBaseCreateApi(APIView):
         responses={201: KnowledgeBaseOutputSerializer, **INVALID},
     )
     def post(self, request: Request) -> Response:
-        payload = self.InputSerializer(data=request.data)
-        if not payload.is_valid():
-            return errors_response(serializer_errors(payload.errors))
-        data = payload.validated_data
+        data = validated(self.InputSerializer, request.data)
         try:
             knowledge_base = services.knowledge_base_create(
                 owner=request.user, name=data["name"], description=data["description"], language=data["language"],
                 chunker=data.get("chunker"), embedding_model=data.get("embedding_model"),
             )
-        except ConfigValidationError as exc:
-            return errors_response(config_errors(exc, request.LANGUAGE_CODE))
         except IntegrityError:
-            return errors_response([message_error("name", gettext_noop("you already have a knowledge base named {name!r}"), "duplicate_name", request.LANGUAGE_CODE, name=data["name"])])
+            raise _duplicate_name(request, data["name"]) from None
         knowledge_base = selectors.knowledge_base_get(user=request.user, knowledge_base_id=knowledge_base.pk)
         return Response(KnowledgeBaseOutputSerializer(knowledge_base).data, status=status.HTTP_201_CREATED)
 
@@ -188,15 +184,11 @@ class KnowledgeBaseUpdateApi(APIView):
     )
     def patch(self, request: Request, knowledge_base_id: int) -> Response:
         knowledge_base = _knowledge_base(request, knowledge_base_id)
-        payload = self.InputSerializer(data=request.data)
-        if not payload.is_valid():
-            return errors_response(serializer_errors(payload.errors))
+        data = validated(self.InputSerializer, request.data)
         try:
-            services.knowledge_base_update(knowledge_base=knowledge_base, **payload.validated_data)
-        except ConfigValidationError as exc:
-            return errors_response(config_errors(exc, request.LANGUAGE_CODE))
+            services.knowledge_base_update(knowledge_base=knowledge_base, **data)
         except IntegrityError:
-            return errors_response([message_error("name", gettext_noop("you already have a knowledge base named {name!r}"), "duplicate_name", request.LANGUAGE_CODE, name=payload.validated_data["name"])])
+            raise _duplicate_name(request, data["name"]) from None
         knowledge_base = selectors.knowledge_base_get(user=request.user, knowledge_base_id=knowledge_base.pk)
         return Response(KnowledgeBaseOutputSerializer(knowledge_base).data)
 
@@ -258,10 +250,8 @@ class DocumentListApi(APIView):
     )
     def get(self, request: Request, knowledge_base_id: int) -> Response:
         knowledge_base = _knowledge_base(request, knowledge_base_id)
-        filters = self.FilterSerializer(data=request.query_params)
-        if not filters.is_valid():
-            return errors_response(serializer_errors(filters.errors))
-        documents = selectors.document_list(knowledge_base=knowledge_base, status=filters.validated_data.get("status"))
+        filters = validated(self.FilterSerializer, request.query_params)
+        documents = selectors.document_list(knowledge_base=knowledge_base, status=filters.get("status"))
         return Response(_document_data(documents, request, many=True))
 
 
@@ -304,11 +294,9 @@ class DocumentUploadApi(APIView):
     )
     def post(self, request: Request, knowledge_base_id: int) -> Response:
         knowledge_base = _knowledge_base(request, knowledge_base_id)
-        payload = self.InputSerializer(data=request.data)
-        if not payload.is_valid():
-            return errors_response(serializer_errors(payload.errors))
+        data = validated(self.InputSerializer, request.data)
         outcome = services.documents_upload(
-            knowledge_base=knowledge_base, files=payload.validated_data["files"], force=payload.validated_data["force"]
+            knowledge_base=knowledge_base, files=data["files"], force=data["force"]
         )
         body = {
             "documents": _document_data(outcome.accepted, request, many=True),
@@ -377,7 +365,9 @@ class ChunkListApi(APIView):
         id = serializers.IntegerField()
         position = serializers.IntegerField()
         text = serializers.CharField()
-        metadata = serializers.JSONField(help_text="Page numbers, heading, title of the sections it covers.")
+        metadata = serializers.JSONField(help_text=(
+            "Page numbers, heading, title of the sections it covers; start and end, where it lies in the "
+            "document's text, and gap_before, the text between it and the previous chunk when they do not overlap."))
 
     @extend_schema(
         operation_id="knowledge_bases_documents_chunks_list",
@@ -389,10 +379,8 @@ class ChunkListApi(APIView):
     )
     def get(self, request: Request, knowledge_base_id: int, document_id: int) -> Response:
         document = _document(request, knowledge_base_id, document_id)
-        page = self.FilterSerializer(data=request.query_params)
-        if not page.is_valid():
-            return errors_response(serializer_errors(page.errors))
-        limit, offset = page.validated_data["limit"], page.validated_data["offset"]
+        page = validated(self.FilterSerializer, request.query_params)
+        limit, offset = page["limit"], page["offset"]
         chunks = selectors.chunk_list(document=document)
         return Response({
             "count": chunks.count(),

@@ -7,7 +7,7 @@ class KnowledgeConfig(AppConfig):
     verbose_name = _("Knowledge bases")
 
     def ready(self) -> None:
-        from config.permissions import owned
+        from common.permissions import owned
 
         from .models import Document, KnowledgeBase
 

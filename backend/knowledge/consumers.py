@@ -5,23 +5,22 @@ from __future__ import annotations
 from typing import Any
 
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from config.i18n import language_of_scope, translate
-from config.permissions import owns
-from config.realtime import remember_server_loop
+from common.i18n import translate
+from common.permissions import owns
+from common.realtime import remember_server_loop
+from common.sockets import FORBIDDEN, JsonSocket
 
 from . import selectors
 from .models import KnowledgeBase
 from .services.events import document_snapshot, knowledge_base_group
 
-FORBIDDEN = 4403
 
-
-class KnowledgeBaseConsumer(AsyncJsonWebsocketConsumer):
+class KnowledgeBaseConsumer(JsonSocket):
     """Sends the owner a ``snapshot`` of every document on connect, then each
     ``document.progress`` and ``document.deleted`` event as it happens. Anyone else is
-    accepted and closed at once with code 4403, so a browser can tell why."""
+    accepted and closed at once with code 4403, so a browser can tell why. It takes no client
+    messages: each frame is answered with an error event."""
 
     group: str | None = None
 
@@ -50,9 +49,11 @@ class KnowledgeBaseConsumer(AsyncJsonWebsocketConsumer):
         """The document's state with its error in this client's language (events carry the
         message template, not one language's text)."""
         shown = {key: value for key, value in document.items() if key not in ("error_template", "error_context")}
+        shown["error_detail"] = None
         if document.get("error") and document.get("error_template"):
             shown["error"] = translate(document["error_template"], document["error_context"],
-                                       language_of_scope(self.scope), fallback=document["error"])
+                                       self.language, fallback=document["error"])
+            shown["error_detail"] = (document["error_context"] or {}).get("detail") or None
         return shown
 
     async def document_deleted(self, event: dict[str, Any]) -> None:

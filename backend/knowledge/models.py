@@ -27,6 +27,8 @@ class KnowledgeBase(models.Model):
     class Meta:
         ordering = ["name", "id"]
         constraints = [models.UniqueConstraint(fields=["owner", "name"], name="unique_knowledge_base_name_per_owner")]
+        verbose_name = _("knowledge base")
+        verbose_name_plural = _("knowledge bases")
 
     def __str__(self) -> str:
         return self.name
@@ -73,6 +75,8 @@ class Document(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
         indexes = [models.Index(fields=["knowledge_base", "status"]), models.Index(fields=["knowledge_base", "sha256"])]
+        verbose_name = _("document")
+        verbose_name_plural = _("documents")
 
     def __str__(self) -> str:
         return self.name
@@ -91,6 +95,8 @@ class Chunk(models.Model):
     class Meta:
         ordering = ["document", "position"]
         constraints = [models.UniqueConstraint(fields=["document", "position"], name="unique_chunk_position")]
+        verbose_name = _("chunk")
+        verbose_name_plural = _("chunks")
 
     def __str__(self) -> str:
         return f"{self.document.name} #{self.position}"
@@ -119,6 +125,8 @@ class VectorIndex(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["knowledge_base", "model_key", "metric"], name="unique_vector_index"),
         ]
+        verbose_name = _("vector index")
+        verbose_name_plural = _("vector indexes")
 
     def __str__(self) -> str:
         return f"{self.knowledge_base} · {self.model_key} · {self.metric}"

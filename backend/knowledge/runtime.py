@@ -1,4 +1,6 @@
-"""Engine objects for a knowledge base: its chunker, embedding model, stores and chunks."""
+"""The knowledge app's engine objects for a knowledge base: its chunker, embedding model, stores and
+chunks, built from its rows and cached per process (see ``pipelines.runtime`` for what a
+``runtime`` module is)."""
 
 from __future__ import annotations
 

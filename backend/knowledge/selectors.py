@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Q, QuerySet, Sum
 
-from config.i18n import translate
+from common.i18n import translate
 
 from .models import Chunk, Document, KnowledgeBase, VectorIndex
 
@@ -46,7 +46,14 @@ def vector_index_list(*, knowledge_base: KnowledgeBase) -> QuerySet[VectorIndex]
 
 
 def document_error_message(document: Document, language: str | None) -> str | None:
-    """Why ``document`` failed, in ``language``."""
+    """Why ``document`` failed, in ``language`` (without the library's detail)."""
     if not document.error:
         return None
     return translate(document.error_template, document.error_context, language, fallback=document.error)
+
+
+def document_error_detail(document: Document) -> str | None:
+    """What the parsing library said about ``document``, in its own words, when it failed."""
+    if not document.error:
+        return None
+    return (document.error_context or {}).get("detail") or None

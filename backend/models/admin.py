@@ -10,9 +10,10 @@ from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
-from django.utils.translation import gettext, gettext_lazy as _, ngettext
+from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext_lazy as _
 
-from config.i18n import translate
+from common.i18n import translate
 from rag.core import ConfigValidationError
 from rag.models_manager import INSTALLABLE_KINDS
 

@@ -14,7 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import INVALID, LANG_PARAMETER, config_errors, errors_response, serializer_errors
+from common.api import INVALID, LANG_PARAMETER, config_errors, errors_response, validated
 from rag.core import ConfigValidationError
 from rag.models_manager import INSTALLABLE_KINDS, KINDS
 
@@ -130,10 +130,7 @@ class ModelInstallCreateApi(APIView):
     @extend_schema(operation_id="models_installs_create", request=InputSerializer, parameters=[LANG_PARAMETER],
                    responses={201: InstallOutputSerializer, **INVALID})
     def post(self, request: Request) -> Response:
-        payload = self.InputSerializer(data=request.data)
-        if not payload.is_valid():
-            return errors_response(serializer_errors(payload.errors))
-        data = payload.validated_data
+        data = validated(self.InputSerializer, request.data)
         try:
             install = services.model_install_request(
                 owner=request.user, source=data["source"], kind=data["kind"], reference=data["reference"],
@@ -161,15 +158,9 @@ class ModelInstallUploadApi(APIView):
     @extend_schema(operation_id="models_installs_upload", request={"multipart/form-data": InputSerializer},
                    parameters=[LANG_PARAMETER], responses={201: InstallOutputSerializer, **INVALID})
     def post(self, request: Request) -> Response:
-        payload = self.InputSerializer(data=request.data)
-        if not payload.is_valid():
-            return errors_response(serializer_errors(payload.errors))
-        data = payload.validated_data
-        try:
-            install = services.model_install_upload(owner=request.user, kind=data["kind"], upload=data["file"],
-                                                    name=data["name"])
-        except ConfigValidationError as exc:
-            return errors_response(config_errors(exc, request.LANGUAGE_CODE))
+        data = validated(self.InputSerializer, request.data)
+        install = services.model_install_upload(owner=request.user, kind=data["kind"], upload=data["file"],
+                                                name=data["name"])
         return Response(_install_data(install, request), status=status.HTTP_201_CREATED)
 
 

@@ -10,7 +10,7 @@ class ModelsConfig(AppConfig):
     def ready(self) -> None:
         from django.conf import settings
 
-        from config.permissions import owned
+        from common.permissions import owned
         from rag.models_manager import configure
 
         from . import tasks  # noqa: F401  (registers the background task and the start-up recovery)

@@ -7,8 +7,8 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from config.i18n import language_of_scope
-from config.realtime import remember_server_loop
+from common.i18n import language_of_scope
+from common.realtime import remember_server_loop
 
 from . import selectors
 from .services import install_snapshot, installs_group

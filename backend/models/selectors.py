@@ -9,7 +9,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 
-from config.i18n import translate
+from common.i18n import translate
 from rag.models_manager import INSTALLABLE_KINDS, InstalledModel, enables, packaged_models, store
 from rag.models_manager.hub import endpoint_of
 

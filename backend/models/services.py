@@ -19,7 +19,7 @@ from django.db import transaction
 from django.utils import timezone
 
 import jobs
-from config.realtime import publish
+from common.realtime import publish
 from rag.core import ConfigValidationError, FieldError
 from rag.core.i18n import gettext_noop
 from rag.models_manager import (

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from config.api import one_path
+from common.api import one_path
 
 from . import apis
 

@@ -4,21 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import Http404
 from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import LANG_PARAMETER, config_errors, errors_response, serializer_errors
+from catalog.selectors import component_vocabulary
+from common.api import LANG_PARAMETER, get_for_owner, no_such, validated
 from knowledge.models import KnowledgeBase
 from knowledge.selectors import knowledge_base_get
-from rag.core import ConfigValidationError
+from rag.core.i18n import gettext_noop
 
 from . import selectors, services
 from .models import Pipeline
-from .runtime import pipelines_readiness
+from .selectors import pipelines_readiness
 
 
 @extend_schema_serializer(component_name="Pipeline")
@@ -36,7 +36,9 @@ class PipelineOutputSerializer(serializers.Serializer):
     updated_at = serializers.DateTimeField()
 
     def get_representation(self, pipeline: Pipeline) -> str:
-        return selectors.pipeline_representation(pipeline, self.context.get("language"))
+        if "vocabulary" not in self.context:
+            self.context["vocabulary"] = component_vocabulary(language=self.context.get("language"))
+        return selectors.pipeline_representation(pipeline, self.context["vocabulary"])
 
     def _readiness(self, pipeline: Pipeline):
         known = self.context.setdefault("readiness", {})
@@ -60,21 +62,13 @@ def _output(pipeline: Pipeline | Any, request: Request, *, many: bool = False) -
 
 
 def _pipeline(request: Request, pipeline_id: int) -> Pipeline:
-    try:
-        return selectors.pipeline_get(user=request.user, pipeline_id=pipeline_id)
-    except Pipeline.DoesNotExist:
-        raise Http404 from None
+    return get_for_owner(selectors.pipeline_get, user=request.user, pipeline_id=pipeline_id)
 
 
-def _knowledge_base(request: Request, knowledge_base_id: int) -> KnowledgeBase | None:
-    try:
-        return knowledge_base_get(user=request.user, knowledge_base_id=knowledge_base_id)
-    except KnowledgeBase.DoesNotExist:
-        return None
-
-
-def _unknown_knowledge_base() -> Response:
-    return errors_response([{"path": "knowledge_base", "message": "no such knowledge base", "code": "not_found"}])
+def _knowledge_base(request: Request, knowledge_base_id: int) -> KnowledgeBase:
+    """The knowledge base a request body names: a 400 at ``knowledge_base`` when it is not the caller's."""
+    return get_for_owner(knowledge_base_get, user=request.user, knowledge_base_id=knowledge_base_id,
+                         missing=no_such("knowledge_base", gettext_noop("no such knowledge base"), request.LANGUAGE_CODE))
 
 
 class PipelineListApi(APIView):
@@ -99,18 +93,10 @@ class PipelineCreateApi(APIView):
     @extend_schema(operation_id="pipelines_create", request=InputSerializer,
                    responses={201: PipelineOutputSerializer, 400: None})
     def post(self, request: Request) -> Response:
-        payload = self.InputSerializer(data=request.data)
-        if not payload.is_valid():
-            return errors_response(serializer_errors(payload.errors))
-        data = payload.validated_data
+        data = validated(self.InputSerializer, request.data)
         knowledge_base = _knowledge_base(request, data["knowledge_base"])
-        if knowledge_base is None:
-            return _unknown_knowledge_base()
-        try:
-            pipeline = services.pipeline_create(owner=request.user, name=data["name"], description=data["description"],
-                                                knowledge_base=knowledge_base, strategy=data["strategy"])
-        except ConfigValidationError as exc:
-            return errors_response(config_errors(exc, request.LANGUAGE_CODE))
+        pipeline = services.pipeline_create(owner=request.user, name=data["name"], description=data["description"],
+                                            knowledge_base=knowledge_base, strategy=data["strategy"])
         return Response(_output(pipeline, request), status=status.HTTP_201_CREATED)
 
 
@@ -136,18 +122,10 @@ class PipelineUpdateApi(APIView):
                    responses={200: PipelineOutputSerializer, 400: None})
     def patch(self, request: Request, pipeline_id: int) -> Response:
         pipeline = _pipeline(request, pipeline_id)
-        payload = self.InputSerializer(data=request.data)
-        if not payload.is_valid():
-            return errors_response(serializer_errors(payload.errors))
-        data = dict(payload.validated_data)
+        data = validated(self.InputSerializer, request.data)
         if "knowledge_base" in data:
             data["knowledge_base"] = _knowledge_base(request, data["knowledge_base"])
-            if data["knowledge_base"] is None:
-                return _unknown_knowledge_base()
-        try:
-            pipeline = services.pipeline_update(pipeline=pipeline, **data)
-        except ConfigValidationError as exc:
-            return errors_response(config_errors(exc, request.LANGUAGE_CODE))
+        pipeline = services.pipeline_update(pipeline=pipeline, **data)
         return Response(_output(pipeline, request))
 
 
@@ -169,10 +147,19 @@ class PipelineDuplicateApi(APIView):
         return Response(_output(copy, request), status=status.HTTP_201_CREATED)
 
 
+@extend_schema_serializer(component_name="PipelineDocumentKnowledgeBase")
+class PipelineDocumentKnowledgeBaseSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+
+
 @extend_schema_serializer(component_name="PipelineDocument")
 class PipelineDocumentSerializer(serializers.Serializer):
     name = serializers.CharField()
     version = serializers.IntegerField()
+    description = serializers.CharField(required=False)
+    knowledge_base = PipelineDocumentKnowledgeBaseSerializer(
+        required=False, help_text="The knowledge base it was exported from; an import by its owner keeps it.")
     strategy = serializers.JSONField()
 
 
@@ -189,27 +176,22 @@ class PipelineExportApi(APIView):
 
 
 class PipelineImportApi(APIView):
-    """Create a pipeline from an exported document; errors carry ``document.`` paths."""
+    """Create a pipeline from an exported document; errors carry ``document.`` paths. Without
+    ``knowledge_base`` it goes over the knowledge base the document was exported from, when the
+    user has it (by id, or else by its name); otherwise that is a 400 at ``knowledge_base``."""
 
     @extend_schema_serializer(component_name="PipelineImport")
     class InputSerializer(serializers.Serializer):
-        knowledge_base = serializers.IntegerField()
+        knowledge_base = serializers.IntegerField(required=False, help_text="Default: the document's own, if yours.")
         document = serializers.JSONField()
 
     @extend_schema(operation_id="pipelines_import", request=InputSerializer,
                    responses={201: PipelineOutputSerializer, 400: None})
     def post(self, request: Request) -> Response:
-        payload = self.InputSerializer(data=request.data)
-        if not payload.is_valid():
-            return errors_response(serializer_errors(payload.errors))
-        knowledge_base = _knowledge_base(request, payload.validated_data["knowledge_base"])
-        if knowledge_base is None:
-            return _unknown_knowledge_base()
-        try:
-            pipeline = services.pipeline_import(owner=request.user, knowledge_base=knowledge_base,
-                                                document=payload.validated_data["document"])
-        except ConfigValidationError as exc:
-            return errors_response(config_errors(exc, request.LANGUAGE_CODE))
+        data = validated(self.InputSerializer, request.data)
+        knowledge_base = _knowledge_base(request, data["knowledge_base"]) if "knowledge_base" in data else None
+        pipeline = services.pipeline_import(owner=request.user, knowledge_base=knowledge_base,
+                                            document=data["document"])
         return Response(_output(pipeline, request), status=status.HTTP_201_CREATED)
 
 

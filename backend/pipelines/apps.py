@@ -7,7 +7,7 @@ class PipelinesConfig(AppConfig):
     verbose_name = _("Pipelines")
 
     def ready(self) -> None:
-        from config.permissions import owned
+        from common.permissions import owned
 
         from .models import Pipeline
 

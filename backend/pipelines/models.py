@@ -20,10 +20,15 @@ class Pipeline(models.Model):
     class Meta:
         ordering = ["name", "id"]
         constraints = [models.UniqueConstraint(fields=["owner", "name"], name="unique_pipeline_name_per_owner")]
+        verbose_name = _("pipeline")
+        verbose_name_plural = _("pipelines")
 
     def __str__(self) -> str:
         return self.name
 
     def document(self) -> dict:
-        """The exportable JSON document (DESIGN §6)."""
-        return {"name": self.name, "version": 1, "strategy": self.strategy}
+        """The exportable JSON document (DESIGN §6), with the description and the knowledge base
+        it ran over, so an import by the same owner keeps it."""
+        return {"name": self.name, "version": 1, "description": self.description,
+                "knowledge_base": {"id": self.knowledge_base_id, "name": self.knowledge_base.name},
+                "strategy": self.strategy}

@@ -1,73 +1,28 @@
-"""Pipelines as runnable strategies: built once per version and shared by every chat."""
+"""The pipelines app's engine objects: a saved pipeline built into a runnable strategy, once per
+version of the pipeline and of its knowledge base's content, and shared by every chat.
+
+A ``runtime`` module (here and in ``knowledge``) is neither a read for a client (``selectors``)
+nor a write (``services``): it turns rows into engine objects and keeps them for the process.
+Its functions take the row they build from as their one argument."""
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
 
-from config.i18n import translate
-from credentials.selectors import credential_resolver_for
-from knowledge.models import Document, VectorIndex
+from common.reach import reach_errors
+from credentials.services import credential_resolver_for
 from knowledge.runtime import retriever_infra
-from knowledge.services.knowledge_bases import model_key_of
 from rag.components import load_components
-from rag.core import build
-from rag.core.i18n import gettext_noop
+from rag.core import ConfigValidationError, build
 from rag.strategies import Strategy
 
 from .models import Pipeline
-from .services import dense_requirements
 
 _lock = threading.Lock()
 _built: OrderedDict[tuple, Strategy] = OrderedDict()
 _building: dict[tuple, threading.Lock] = {}
 _CACHE_SIZE = 8
-
-
-@dataclass(frozen=True)
-class Readiness:
-    """Whether a pipeline can answer; ``waiting_for`` holds ``(template, context)`` reasons
-    (``reasons(language)`` renders them)."""
-
-    ready: bool
-    waiting_for: list[tuple[str, dict]]
-
-    def reasons(self, language: str | None = None) -> list[str]:
-        return [translate(template, context, language, fallback=template.format(**context))
-                for template, context in self.waiting_for]
-
-
-def pipelines_readiness(pipelines: list[Pipeline]) -> dict[int, Readiness]:
-    """Whether each pipeline can answer now, and what it waits for; a fixed number of queries
-    whatever the number of pipelines."""
-    knowledge_base_ids = {pipeline.knowledge_base_id for pipeline in pipelines}
-    with_ready = set(Document.objects.filter(knowledge_base_id__in=knowledge_base_ids, status=Document.Status.READY)
-                     .values_list("knowledge_base_id", flat=True).distinct())
-    indexes = {(index.knowledge_base_id, index.model_key, index.metric): index
-               for index in VectorIndex.objects.filter(knowledge_base_id__in=knowledge_base_ids)}
-    readiness = {}
-    for pipeline in pipelines:
-        knowledge_base = pipeline.knowledge_base
-        waiting = []
-        if knowledge_base.pk not in with_ready:
-            waiting.append((gettext_noop("the knowledge base {name!r} has no ready document yet"),
-                            {"name": knowledge_base.name}))
-        for embedding, metric in dense_requirements(pipeline.strategy, knowledge_base):
-            key = model_key_of(embedding)
-            index = indexes.get((knowledge_base.pk, key, metric))
-            if index is not None and index.status == VectorIndex.Status.FAILED:
-                waiting.append((gettext_noop("the vector index {key} ({metric}) failed: {error}"),
-                                {"key": key, "metric": metric, "error": index.error}))
-            elif index is None or index.status != VectorIndex.Status.READY:
-                waiting.append((gettext_noop("the vector index {key} ({metric}) is being built"),
-                                {"key": key, "metric": metric}))
-        readiness[pipeline.pk] = Readiness(not waiting, waiting)
-    return readiness
-
-
-def pipeline_readiness(pipeline: Pipeline) -> Readiness:
-    return pipelines_readiness([pipeline])[pipeline.pk]
 
 
 def pipeline_strategy(pipeline: Pipeline) -> Strategy:
@@ -85,6 +40,10 @@ def pipeline_strategy(pipeline: Pipeline) -> Strategy:
         with _lock:
             if key in _built:
                 return _built[key]
+        # Checked again at every build: the policy, or what a host name points at, may have changed.
+        unreachable = reach_errors(owner=pipeline.owner, config=pipeline.strategy, path="strategy")
+        if unreachable:
+            raise ConfigValidationError(unreachable)
         strategy = build(pipeline.strategy, kind="strategy", registry=load_components(),
                          infra=retriever_infra(knowledge_base), credentials=credential_resolver_for(pipeline.owner))
         with _lock:

@@ -7,22 +7,26 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from credentials.selectors import credential_list
+from common.reach import reach_errors
+from credentials.selectors import credential_destinations, credential_named
 from knowledge.models import KnowledgeBase
 from knowledge.services import vector_index_ensure
+from rag.clients.outbound import origin
 from rag.components import load_components
 from rag.core import ConfigValidationError, FieldError, iter_nodes, validate_tree
 from rag.core.i18n import gettext_noop
 from rag.core.validation import join_path
+from rag.credentials.base import CredentialDestinationError
 from rag.presets import default_retriever
 
 from .models import Pipeline
+from .selectors import dense_requirements
 
 DOCUMENT_VERSION = 1
 
 
-def _credential_names(config: dict[str, Any]) -> list[tuple[str, str]]:
-    """``(json path, credential name)`` of every credential a tree refers to."""
+def _credential_uses(config: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    """``(json path, credential name, node)`` of every credential a tree refers to."""
     registry = load_components()
     found = []
     for path, node in iter_nodes(config, registry=registry):
@@ -31,41 +35,49 @@ def _credential_names(config: dict[str, Any]) -> list[tuple[str, str]]:
             extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
             value = node["params"].get(name)
             if extra.get("x-credential") and value:
-                found.append((join_path(path, "params", name), value))
+                found.append((join_path(path, "params", name), value, node))
     return found
 
 
-def dense_requirements(config: dict[str, Any], knowledge_base: KnowledgeBase) -> list[tuple[dict[str, Any], str]]:
-    """``(embedding config, metric)`` of every dense retriever in the tree (the knowledge base's
-    own model where a retriever names none)."""
+def _credential_errors(owner: AbstractBaseUser, config: dict[str, Any], path: str) -> list[FieldError]:
+    """A credential the owner lacks, or one the tree would send to a server it is not bound to."""
     registry = load_components()
-    needed = []
-    for _, node in iter_nodes(config, registry=registry):
-        if node["component"] == "DenseEmbeddingRetriever":
-            embedding = node["params"].get("embedding_model") or knowledge_base.embedding_model
-            pair = (embedding, node["params"].get("similarity_metric", "cosine"))
-            if pair not in needed:
-                needed.append(pair)
-    return needed
+    errors = []
+    for where, name, node in _credential_uses(config):
+        credential = credential_named(user=owner, name=name)
+        if credential is None:
+            errors.append(FieldError(f"{path}.{where}", gettext_noop(
+                "no credential named {name!r} is available to you; add it under Credentials"),
+                "unknown_credential", {"name": name}))
+            continue
+        allowed = credential_destinations(user=owner, name=name) or []
+        destination = registry.get(node["component"]).credential_destination(node["params"], credential.public_params)
+        if origin(destination) not in allowed:
+            error = CredentialDestinationError(name, allowed, origin(destination) or str(destination))
+            errors.append(FieldError(f"{path}.{where}", error.template, error.code, error.context))
+    return errors
 
 
 def strategy_validate(*, owner: AbstractBaseUser, strategy: Any, path: str = "strategy") -> dict[str, Any]:
     """The normalised strategy, or ``ConfigValidationError`` with every problem at its path:
     the tree's own errors, components that cannot run here, and credentials the owner lacks."""
+    # What the owner may reach is checked before whether a model is there: telling a user that a
+    # file outside the model folders does not exist would tell them what does.
+    config, errors = validate_tree(strategy, registry=load_components(), kind="strategy", path=path)
+    if errors:
+        raise ConfigValidationError(errors)
+    assert config is not None
+    unreachable = reach_errors(owner=owner, config=config, path=path)
+    if unreachable:
+        raise ConfigValidationError(unreachable)
     config, errors = validate_tree(strategy, registry=load_components(), kind="strategy", path=path,
                                    check_availability=True)
     if errors:
         raise ConfigValidationError(errors)
     assert config is not None
-    available = set(credential_list(user=owner).values_list("name", flat=True))
-    missing = [
-        FieldError(f"{path}.{where}",
-                   gettext_noop("no credential named {name!r} is available to you; add it under Credentials"),
-                   "unknown_credential", {"name": name})
-        for where, name in _credential_names(config) if name not in available
-    ]
-    if missing:
-        raise ConfigValidationError(missing)
+    problems = _credential_errors(owner, config, path)
+    if problems:
+        raise ConfigValidationError(problems)
     return config
 
 
@@ -139,20 +151,44 @@ def pipeline_duplicate(*, pipeline: Pipeline) -> Pipeline:
                            description=pipeline.description)
 
 
-def pipeline_import(*, owner: AbstractBaseUser, knowledge_base: KnowledgeBase, document: Any) -> Pipeline:
-    """Create a pipeline from an exported document; errors carry ``document.`` paths."""
+def pipeline_document_knowledge_base(*, owner: AbstractBaseUser, document: Any) -> KnowledgeBase | None:
+    """The knowledge base an exported document names, when ``owner`` has it: the same one (by
+    id), or else the only one of the owner's with that name (a document from another install)."""
+    named = document.get("knowledge_base") if isinstance(document, dict) else None
+    if not isinstance(named, dict):
+        return None
+    owned = KnowledgeBase.objects.filter(owner=owner)
+    if isinstance(named.get("id"), int) and (same := owned.filter(pk=named["id"]).first()) is not None:
+        return same
+    if isinstance(named.get("name"), str):
+        matches = list(owned.filter(name=named["name"])[:2])
+        if len(matches) == 1:
+            return matches[0]
+    return None
+
+
+def pipeline_import(*, owner: AbstractBaseUser, document: Any, knowledge_base: KnowledgeBase | None = None) -> Pipeline:
+    """Create a pipeline from an exported document; errors carry ``document.`` paths.
+
+    Without ``knowledge_base`` the pipeline goes over the one the document was exported from,
+    when ``owner`` has it; otherwise the caller must say which.
+    """
     errors = []
     if not isinstance(document, dict):
         raise ConfigValidationError([FieldError("document", gettext_noop(
             'must be an object like {example}'), "document_type",
             {"example": '{"name": "...", "version": 1, "strategy": {...}}'})])
+    knowledge_base = knowledge_base or pipeline_document_knowledge_base(owner=owner, document=document)
+    if knowledge_base is None:
+        errors.append(FieldError("knowledge_base", gettext_noop(
+            "Choose the knowledge base to import into: the file names none of yours"), "required"))
     name = document.get("name")
     if not isinstance(name, str) or not name.strip():
         errors.append(FieldError("document.name", gettext_noop("is required"), "missing"))
     if document.get("version") != DOCUMENT_VERSION:
         errors.append(FieldError("document.version", gettext_noop("must be {version}"), "version",
                                  {"version": DOCUMENT_VERSION}))
-    unknown = sorted(set(document) - {"name", "version", "strategy", "description"})
+    unknown = sorted(set(document) - {"name", "version", "strategy", "description", "knowledge_base"})
     errors += [FieldError(f"document.{key}", gettext_noop("is not part of a pipeline document"), "unknown_key")
                for key in unknown]
     try:
@@ -161,6 +197,7 @@ def pipeline_import(*, owner: AbstractBaseUser, knowledge_base: KnowledgeBase, d
         errors += exc.errors
     if errors:
         raise ConfigValidationError(errors)
+    assert knowledge_base is not None
     return pipeline_create(owner=owner, name=_free_name(owner, name.strip()), knowledge_base=knowledge_base,
                            strategy=config, description=str(document.get("description", "")))
 

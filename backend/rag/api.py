@@ -1,21 +1,28 @@
 """``RAG``: the engine for scripts and notebooks, over a folder or a list of files.
 
->>> from backend.rag import RAG
->>> rag = RAG("hybrid")
+The creation parameters and the keyword-only overrides of a call follow akasha's ``RAG``:
+
+>>> from rag import RAG
+>>> rag = RAG(search_type="hybrid", reranker="local-llm", rerank_top_k=3)
 >>> answer = rag("./docs", "How do I build a hybrid retriever?")
 >>> rag.docs[0]["text"]            # what the model was given
->>> for text in rag("./docs", "and its defaults?", stream=True): print(text, end="")
+>>> rag("./docs", "Which presets are there?", rerank_top_k=2, stream=True)  # overrides, streamed
+>>> rag.selfask_RAG("./docs", "Which is faster, BM25 or the agentic ensemble, and why?")
 """
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import json
-from collections.abc import Callable, Iterator, Sequence
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
 from .components import load_components
-from .core import build
+from .core import ConfigObject, TrellisError, UnknownComponentError, build
 from .documents import Chunk, DocumentError, SourceDocument, parse_document
 from .embeddings.defaults import DEFAULT_ENGLISH_EMBEDDING
 from .presets import PRESETS
@@ -23,22 +30,56 @@ from .retrievers import Hit
 from .strategies import Strategy, StrategyError
 from .strategies.slots import Outcome, Reranker
 
-RerankFunction = Callable[[str, list[str]], Sequence[int]]
+RerankFunction = Callable[[str, list[Chunk]], Sequence[Any]]
+"""A callable re-ranker: ``(query, documents) -> documents`` reordered (or their indices)."""
+
 DEFAULT_CHUNKER = {"component": "RecursiveCharacterChunker", "params": {}}
 DEFAULT_EMBEDDING = DEFAULT_ENGLISH_EMBEDDING
+DEFAULT_CROSS_ENCODER = "BAAI/bge-reranker-base"
+SEARCH_TYPE_ALIASES = {"auto": "hybrid"}
+"""akasha's default first stage is ``auto``; here that is the Hybrid preset."""
+
+SELF_ASK_MAX_QUESTIONS = 3
+SELF_ASK_PROMPT = (
+    "You prepare a question for answering from documents. Break it into the simpler sub-questions "
+    "whose answers together answer it, each one answerable on its own, in the order they should be "
+    "answered. A question that is already simple is its own only sub-question. Keep the language of "
+    "the question."
+)
+
+_UNSET: Any = object()
+"""An override that was not given: the instance's setting holds."""
 
 
-class InMemoryStores:
-    """What retrievers get without a knowledge base: only the default embedding model (dense
-    retrievers then embed the chunks in memory; BM25 indexes them in memory)."""
+class ModelNotInstalledError(TrellisError, LookupError):
+    """A model a setting names has no local copy; the message says how to install one."""
 
-    def __init__(self, default_embedding: dict[str, Any]) -> None:
-        self.default_embedding = default_embedding
+
+@dataclass(frozen=True)
+class Settings:
+    """What ``RAG`` was created with; a call may override any of it."""
+
+    search_type: Any = "auto"
+    model: Any = None
+    embeddings: Any = None
+    chunk_size: int | None = None
+    chunker: Mapping[str, Any] | None = None
+    reranker: Any = None
+    reranker_model: Any = None
+    rerank_top_k: int = 5
+    max_input_tokens: int | None = None
+    stream: bool = False
+    use_chroma: bool | str | Path = False
 
 
 class CallableReranker(Reranker):
-    """A Python function ``(query, documents) -> order`` as a re-ranker; the order must be a
-    permutation of the candidates' indices (a prefix of it is not enough)."""
+    """A Python function ``(query, documents) -> documents`` as a re-ranker.
+
+    ``documents`` are the candidate chunks (``Chunk``, text in ``.text``), best first; the
+    function returns them reordered — all of them, each once — and the best ``top_k`` are kept.
+    Returning their indices (a permutation of ``0..n-1``) works too. Anything else, a document
+    dropped, added or repeated, is a ``ValueError``.
+    """
 
     NAME = "CallableReranker"
 
@@ -47,34 +88,70 @@ class CallableReranker(Reranker):
         self.function, self.top_k = function, top_k
 
     def rerank(self, question: str, hits: Sequence[Hit]) -> Outcome:
-        order = self.function(question, [hit.chunk.text for hit in hits])
-        try:
-            indices = [int(index) for index in order]
-        except (TypeError, ValueError):
-            raise ValueError(f"the reranker must return indices, got {order!r}") from None
-        if sorted(indices) != list(range(len(hits))):
-            raise ValueError(f"the reranker must return a permutation of 0..{len(hits) - 1}, got {indices}")
-        return Outcome([hits[index] for index in indices[: self.top_k]], {"reranker": "python callable"})
+        documents = [hit.chunk for hit in hits]
+        returned = self.function(question, list(documents))
+        order = _permutation(returned, documents)
+        return Outcome([hits[index] for index in order[: self.top_k]],
+                       {"reranker": getattr(self.function, "__qualname__", "python callable"),
+                        "candidates": len(hits)})
 
 
-def _strategy_config(config_or_preset: str | Path | dict[str, Any]) -> dict[str, Any]:
-    """A strategy reference from a preset name, a JSON file, a pipeline document, a strategy or
-    a retriever reference (wrapped in NaiveRAG)."""
+def _permutation(returned: Any, documents: Sequence[Chunk]) -> list[int]:
+    """The candidates' indices in the order ``returned`` gives them, or a ``ValueError``."""
+    try:
+        items = list(returned)
+    except TypeError:
+        raise ValueError(f"the reranker must return the documents reordered, got {returned!r}") from None
+    count = len(documents)
+    if items and all(isinstance(item, int) and not isinstance(item, bool) for item in items):
+        if sorted(items) != list(range(count)):
+            raise ValueError(f"the reranker returned indices {items}; they must be a permutation of 0..{count - 1}")
+        return items
+    index_of = {chunk.id: index for index, chunk in enumerate(documents)}
+    order: list[int] = []
+    added = []
+    for item in items:
+        index = index_of.get(item.id) if isinstance(item, Chunk) else None
+        if index is None or documents[index] != item:
+            added.append(item.id if isinstance(item, Chunk) else repr(item)[:80])
+        else:
+            order.append(index)
+    repeated = sorted({documents[index].id for index in order if order.count(index) > 1})
+    dropped = sorted(documents[index].id for index in set(range(count)) - set(order))
+    problems = []
+    if added:
+        problems.append(f"{added} are not among the candidates")
+    if repeated:
+        problems.append(f"chunks {repeated} appear more than once")
+    if dropped:
+        problems.append(f"chunks {dropped} are missing")
+    if problems:
+        raise ValueError("the reranker must return exactly the candidate documents, reordered: "
+                         + "; ".join(problems))
+    return order
+
+
+def _strategy_config(config_or_preset: str | Path | Mapping[str, Any]) -> dict[str, Any]:
+    """A strategy reference from a preset name (or ``"auto"``), a JSON file, a pipeline
+    document, a strategy or a retriever reference (wrapped in NaiveRAG)."""
     if isinstance(config_or_preset, (str, Path)) and Path(config_or_preset).suffix == ".json":
         config_or_preset = json.loads(Path(config_or_preset).read_text(encoding="utf-8"))
     if isinstance(config_or_preset, str):
+        name = SEARCH_TYPE_ALIASES.get(config_or_preset, config_or_preset)
         presets = {preset.name: preset for preset in PRESETS}
-        if config_or_preset not in presets:
-            raise ValueError(f"unknown preset {config_or_preset!r}; presets: {', '.join(presets)}")
-        return {"component": "NaiveRAG", "params": {"retriever": presets[config_or_preset].config()}}
-    if not isinstance(config_or_preset, dict):
-        raise ValueError("config_or_preset must be a preset name, a JSON file, or a configuration dict")
-    if "strategy" in config_or_preset and "component" not in config_or_preset:
-        config_or_preset = config_or_preset["strategy"]
-    component = load_components().get(config_or_preset.get("component", ""))
+        if name not in presets:
+            raise ValueError(f"unknown preset {config_or_preset!r}; search_type is 'auto', a preset "
+                             f"({', '.join(presets)}), a pipeline JSON file or a configuration dict")
+        return {"component": "NaiveRAG", "params": {"retriever": presets[name].config()}}
+    if not isinstance(config_or_preset, Mapping):
+        raise ValueError("search_type must be a preset name, a JSON file, or a configuration dict")
+    config = copy.deepcopy(dict(config_or_preset))
+    if "strategy" in config and "component" not in config:
+        config = config["strategy"]
+    component = load_components().get(config.get("component", ""))
     if component.KIND == "retriever":
-        return {"component": "NaiveRAG", "params": {"retriever": config_or_preset}}
-    return config_or_preset
+        return {"component": "NaiveRAG", "params": {"retriever": config}}
+    return config
 
 
 def _files(data_source: str | Path | Sequence[str | Path]) -> list[Path]:
@@ -86,127 +163,511 @@ def _files(data_source: str | Path | Sequence[str | Path]) -> list[Path]:
     return [Path(item) for item in data_source]
 
 
+def _llm(value: Any, setting: str) -> dict[str, Any] | ConfigObject:
+    """An LLM from ``"local"``, ``"local:<packaged model or .gguf path>"``, a component
+    reference or a built LLM component."""
+    if isinstance(value, ConfigObject):
+        if value.KIND != "llm":
+            raise ValueError(f"{setting} must be a language model; {value.NAME} is a {value.KIND}")
+        return value
+    if isinstance(value, Mapping):
+        return dict(value)
+    if value == "local":
+        return {"component": "LocalLLM", "params": {}}
+    if isinstance(value, str) and value.startswith("local:") and len(value) > len("local:"):
+        from .llms.local_models import PACKAGED
+
+        name = value.removeprefix("local:")
+        if name in PACKAGED:
+            return {"component": "LocalLLM", "params": {"model": name}}
+        if name.endswith(".gguf") or os.sep in name:
+            return {"component": "LocalLLM", "params": {"gguf_path": name}}
+        raise ValueError(f"{setting}={value!r}: no packaged model {name!r}; packaged: {', '.join(PACKAGED)} "
+                         "(or give the path of a .gguf file)")
+    raise ValueError(f"{setting} must be None, 'local', 'local:<model>', a component reference or an LLM "
+                     f"component, got {value!r}")
+
+
+def _embedding(value: Any) -> dict[str, Any]:
+    if value is None:
+        return dict(DEFAULT_EMBEDDING)
+    if isinstance(value, ConfigObject):
+        value = value.to_config()
+    if isinstance(value, str):
+        value = {"component": value, "params": {}}
+    if not isinstance(value, Mapping):
+        raise ValueError(f"embeddings must be None, an embedding component's name or reference, got {value!r}")
+    try:
+        component = load_components().get(str(value.get("component", "")))
+    except UnknownComponentError as exc:
+        raise ValueError(f"embeddings: {exc}") from None
+    if component.KIND != "embedding":
+        raise ValueError(f"embeddings must name an embedding model; {component.NAME} is a {component.KIND}")
+    return {"component": component.NAME, "params": dict(value.get("params", {}))}
+
+
+def _checked(settings: Settings) -> Settings:
+    """``settings`` after the checks that need no files, so mistakes show when they are made."""
+    top_k = settings.rerank_top_k
+    if not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 1:
+        raise ValueError(f"rerank_top_k must be a positive integer, got {top_k!r}")
+    for name in ("chunk_size", "max_input_tokens"):
+        value = getattr(settings, name)
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    if not isinstance(settings.stream, bool):
+        raise ValueError(f"stream must be True or False, got {settings.stream!r}")
+    if not isinstance(settings.use_chroma, (bool, str, Path)):
+        raise ValueError(f"use_chroma must be True, False or a folder, got {settings.use_chroma!r}")
+    _strategy_config(settings.search_type)
+    _embedding(settings.embeddings)
+    if settings.model is not None:
+        _llm(settings.model, "model")
+    if settings.reranker_model is not None:
+        _llm(settings.reranker_model, "reranker_model")
+    _reranker(settings, answer_llm={"component": "LocalLLM", "params": {}})
+    return settings
+
+
+def _reranker(settings: Settings, *, answer_llm: Any) -> Reranker | None:
+    """The re-ranker ``settings.reranker`` names (None: the pipeline's own, if any).
+
+    ``"llm"``: the LLM re-ranker on ``reranker_model``, else on the answer model. ``"local-llm"``:
+    the LLM re-ranker on ``reranker_model``, else on the packaged local LLM. ``"local"`` /
+    ``"bge"``: a local sequence-classification re-ranker, ``BAAI/bge-reranker-base``;
+    ``"local:<model>"`` / ``"bge:<model>"``: the one named (a hub name with a local copy or a
+    folder). A callable: ``CallableReranker``.
+    """
+    reranker, top_k = settings.reranker, settings.rerank_top_k
+    if reranker is None:
+        return None
+    registry = load_components()
+    if callable(reranker) and not isinstance(reranker, ConfigObject):
+        return CallableReranker(reranker, top_k)
+    if isinstance(reranker, Reranker):
+        return reranker
+    if reranker in ("llm", "local-llm"):
+        if settings.reranker_model is not None:
+            llm = _llm(settings.reranker_model, "reranker_model")
+        else:
+            llm = answer_llm if reranker == "llm" else {"component": "LocalLLM", "params": {}}
+        return registry.get("LLMReranker")(llm=llm, top_k=top_k)
+    prefix, _, named = reranker.partition(":") if isinstance(reranker, str) else ("", "", "")
+    model = DEFAULT_CROSS_ENCODER if reranker in ("local", "bge") else named if prefix in ("local", "bge") else ""
+    if not model:
+        raise ValueError("reranker must be None, 'llm', 'local-llm', 'local' / 'bge', 'local:<model>' / "
+                         f"'bge:<model>' or a callable, got {reranker!r}")
+    from .retrievers.cross_encoder.retriever import cross_encoder_problem
+
+    problem = cross_encoder_problem(model)
+    if problem:
+        if not Path(model).expanduser().is_dir():
+            problem = (f"it has no local copy (no package ships re-ranker weights). To install it, run "
+                       f"`huggingface-cli download {model}` on a machine with network and copy the Hugging Face "
+                       f"cache (~/.cache/huggingface) here, or save the model to a folder and pass "
+                       f"reranker='local:<folder>'")
+        raise ModelNotInstalledError(
+            f"reranker={reranker!r} needs the sequence-classification re-ranker {model}, which is not installed "
+            f"here: {problem}. reranker='local-llm' re-ranks offline with the packaged local LLM."
+        )
+    return registry.get("CrossEncoderReranker")(model_name=model, top_k=top_k)
+
+
 class RAG:
-    """A pipeline over files, without a server.
+    """Answers questions over files: load, chunk, embed, retrieve, optionally re-rank, answer.
+
+    Every parameter is a default that a call (``rag(...)``, ``rag.selfask_RAG(...)``) may
+    override, keyword-only.
 
     Parameters
     ----------
-    config_or_preset : str, Path or dict
-        A preset name (``"hybrid"``, ``"keyword"``, ``"agentic"``…), a pipeline JSON file, a
-        pipeline document, a strategy reference, or a retriever reference (run by NaiveRAG).
-    chunker, embedding_model : dict, optional
-        How the files are cut and, for dense retrievers without their own model, embedded.
+    search_type : str, Path or dict, default "auto"
+        The first stage: ``"auto"`` (the Hybrid preset), a preset name (``"hybrid"``,
+        ``"keyword"``, ``"semantic"``, ``"agentic"``…), a pipeline JSON file, a pipeline document,
+        a strategy reference, or a retriever reference (run by NaiveRAG).
+    model : str, dict or LLM, optional
+        The chat model that writes the answer: ``"local"`` (the packaged Qwen2.5 0.5B),
+        ``"local:<model>"`` (a packaged model such as ``smollm2-135m-instruct``, or a ``.gguf``
+        path), a component reference such as ``{"component": "OpenAICompatibleLLM", "params":
+        {...}}``, or a built LLM component. None: the pipeline's own (the local model by default).
+    embeddings : str or dict, optional
+        The embedding model for documents and questions of dense retrievers without a model of
+        their own: a component name (``"AllMiniLML6V2Embedding"``,
+        ``"MultilingualE5SmallEmbedding"``…) or reference. None: all-MiniLM-L6-v2.
+    chunk_size : int, optional
+        The chunker's size (characters for the default chunker, whose default is 1000).
+    chunker : dict, optional
+        A chunker component reference; default the recursive character splitter.
+    reranker : None, str, callable or Reranker, optional
+        The second stage: ``"llm"``, ``"local-llm"``, ``"local"`` / ``"bge"``,
+        ``"local:<model>"`` / ``"bge:<model>"``, or a callable ``(query, documents) -> documents``
+        (see ``CallableReranker``). None: no re-ranking (beyond the pipeline's own re-ranker).
+    reranker_model : str, dict or LLM, optional
+        The chat model of the LLM re-ranker, in ``model``'s forms; None: the answer model for
+        ``"llm"``, the packaged local LLM for ``"local-llm"``. Loaded only when that re-ranker runs.
+    rerank_top_k : int, default 5
+        How many re-ranked documents are kept; a positive integer.
+    max_input_tokens : int, optional
+        The answer's input budget in tokens (the pipeline's, 3000 by default).
+    stream : bool, default False
+        Return the answer as an iterator of text pieces.
+    use_chroma : bool, str or Path, default False
+        Keep the dense vectors of the files in a persistent Chroma store (True:
+        ``$TRELLIS_DATA_DIR/chroma``, else ``~/.cache/trellis/chroma``; or the folder given), so a
+        later run over the same files, in any process, embeds only the question.
+
+    Attributes
+    ----------
+    docs : list of dict
+        The chunks the answer model was given in the last call (``text``, ``chunk_id``,
+        ``metadata``…), after re-ranking.
+    state : dict
+        The last run's final state, its trace included.
+    skipped : list of (str, str)
+        Files that could not be read, with the reason.
     """
 
     def __init__(
         self,
-        config_or_preset: str | Path | dict[str, Any] = "hybrid",
+        search_type: str | Path | Mapping[str, Any] = "auto",
         *,
-        chunker: dict[str, Any] | None = None,
-        embedding_model: dict[str, Any] | None = None,
+        model: Any = None,
+        embeddings: Any = None,
+        chunk_size: int | None = None,
+        chunker: Mapping[str, Any] | None = None,
+        reranker: Any = None,
+        reranker_model: Any = None,
+        rerank_top_k: int = 5,
+        max_input_tokens: int | None = None,
+        stream: bool = False,
+        use_chroma: bool | str | Path = False,
     ) -> None:
-        self.config = _strategy_config(config_or_preset)
-        self.chunker_config = chunker or DEFAULT_CHUNKER
-        self.embedding_config = embedding_model or DEFAULT_EMBEDDING
+        self.settings = _checked(Settings(
+            search_type=search_type, model=model, embeddings=embeddings, chunk_size=chunk_size, chunker=chunker,
+            reranker=reranker, reranker_model=reranker_model, rerank_top_k=rerank_top_k,
+            max_input_tokens=max_input_tokens, stream=stream, use_chroma=use_chroma,
+        ))
         self.docs: list[dict[str, Any]] = []
         self.state: dict[str, Any] = {}
         self.skipped: list[tuple[str, str]] = []
-        self._corpus_key: tuple | None = None
+        self._corpus_key: tuple[Any, ...] | None = None
         self._corpus: tuple[dict[int, dict[int, Chunk]], dict[int, SourceDocument]] | None = None
+        self._corpus_fingerprint = ""
+        self._built: tuple[tuple[Any, ...], Strategy, Any] | None = None
 
-    def _load(self, data_source: str | Path | Sequence[str | Path]):
+    @property
+    def config(self) -> dict[str, Any]:
+        """The strategy reference the settings describe (model and budget applied)."""
+        return self._pipeline(self.settings)
+
+    # -- calls ------------------------------------------------------------------------------
+
+    def __call__(
+        self,
+        data_source: str | Path | Sequence[str | Path],
+        prompt: str,
+        *,
+        search_type: Any = _UNSET,
+        model: Any = _UNSET,
+        embeddings: Any = _UNSET,
+        chunk_size: Any = _UNSET,
+        chunker: Any = _UNSET,
+        reranker: Any = _UNSET,
+        reranker_model: Any = _UNSET,
+        rerank_top_k: Any = _UNSET,
+        max_input_tokens: Any = _UNSET,
+        stream: Any = _UNSET,
+        use_chroma: Any = _UNSET,
+        history: Sequence[dict[str, str]] = (),
+    ) -> str | Iterator[str]:
+        """The answer to ``prompt`` over ``data_source`` (a folder, a file or a list of files).
+
+        Every creation parameter may be overridden for this call, keyword-only. Returns the
+        answer, or with ``stream`` an iterator of its text pieces; ``docs`` then holds what the
+        model was given.
+
+        Raises
+        ------
+        ValueError
+            For a setting that cannot work, and when a re-ranker gives no usable order (an LLM's
+            malformed or incomplete order once its retries are spent, a callable's answer that is
+            not exactly the candidates).
+        """
+        settings = self._settings(locals())
+        strategy = self._strategy(data_source, settings)
+        if settings.stream:
+            return self._stream(strategy, prompt, history)
+        self._run(strategy, prompt, history)
+        return self.state["response"]
+
+    def selfask_RAG(
+        self,
+        data_source: str | Path | Sequence[str | Path],
+        prompt: str,
+        *,
+        search_type: Any = _UNSET,
+        model: Any = _UNSET,
+        embeddings: Any = _UNSET,
+        chunk_size: Any = _UNSET,
+        chunker: Any = _UNSET,
+        reranker: Any = _UNSET,
+        reranker_model: Any = _UNSET,
+        rerank_top_k: Any = _UNSET,
+        max_input_tokens: Any = _UNSET,
+        stream: Any = _UNSET,
+        use_chroma: Any = _UNSET,
+    ) -> str | Iterator[str]:
+        """Self-ask: break ``prompt`` into sub-questions, answer each from retrieval, then answer
+        ``prompt`` with those answers in view (and its own retrieval).
+
+        The answer model breaks the question into at most three sub-questions (a simple question
+        is its own); each is answered by the pipeline like a call would; the last run answers the
+        question with the sub-questions and their answers as the conversation so far.
+        ``state["self_ask"]`` holds the sub-questions, their answers and chunks; ``docs`` what
+        the final answer was given. Overrides as for a call; ``stream`` streams the final answer.
+        """
+        settings = self._settings(locals())
+        strategy = self._strategy(data_source, settings)
+        questions, details = self._decompose(strategy, prompt)
+        history: list[dict[str, str]] = []
+        steps = []
+        for question in questions:
+            self._run(strategy, question, ())
+            steps.append({"question": question, "answer": self.state["response"], "docs": self.docs})
+            history += [{"role": "user", "content": question}, {"role": "assistant", "content": self.state["response"]}]
+        details["steps"] = steps
+        if settings.stream:
+            return self._stream(strategy, prompt, history, self_ask=details)
+        self._run(strategy, prompt, history)
+        self.state["self_ask"] = details
+        return self.state["response"]
+
+    # -- building ---------------------------------------------------------------------------
+
+    def strategy(self, data_source: str | Path | Sequence[str | Path], **overrides: Any) -> Strategy:
+        """The built strategy over ``data_source`` with the settings (and ``overrides``), the
+        re-ranker in place. Files are parsed and chunked once, and the built pipeline is kept,
+        while neither the files nor the settings change."""
+        return self._strategy(data_source, self._settings(overrides))
+
+    def _strategy(self, data_source: str | Path | Sequence[str | Path], settings: Settings) -> Strategy:
+        chunks, documents = self._load(data_source, self._chunker(settings))
+        pipeline = self._pipeline(settings)
+        embedding = _embedding(settings.embeddings)
+        model = settings.model if isinstance(settings.model, ConfigObject) else None
+        key = (self._corpus_key, json.dumps(pipeline, sort_keys=True), json.dumps(embedding, sort_keys=True),
+               str(settings.use_chroma), id(model))
+        if self._built is None or self._built[0] != key:
+            stores = self._stores(settings, embedding)
+            strategy = build(pipeline, kind="strategy", registry=load_components(),
+                             infra={"chunks": chunks, "documents": documents, "persistence": stores})
+            if model is not None:
+                strategy.response_synthesizer.llm = model
+            if isinstance(stores, PersistentVectors):
+                stores.fill(strategy, chunks)
+            self._built = (key, strategy, getattr(strategy, "reranker", None))
+        _, strategy, own_reranker = self._built
+        chosen = _reranker(settings, answer_llm=self._answer_llm(strategy))
+        if chosen is not None and "reranker" not in strategy.slots():
+            raise ValueError(f"{strategy.NAME} has no re-ranking step")
+        if "reranker" in strategy.slots():
+            strategy.reranker = chosen if chosen is not None else own_reranker
+        return strategy
+
+    def _settings(self, given: Mapping[str, Any]) -> Settings:
+        names = {field.name for field in fields(Settings)}
+        changes = {name: value for name, value in given.items() if name in names and value is not _UNSET}
+        unknown = set(given) - names - {"self", "data_source", "prompt", "history"}
+        if unknown:
+            raise TypeError(f"unknown setting(s): {', '.join(sorted(unknown))}")
+        return _checked(replace(self.settings, **changes)) if changes else self.settings
+
+    def _pipeline(self, settings: Settings) -> dict[str, Any]:
+        config = _strategy_config(settings.search_type)
+        component = load_components().get(config["component"])
+        if (settings.model is not None or settings.max_input_tokens is not None) \
+                and "response_synthesizer" not in component.slots():
+            raise ValueError(f"model and max_input_tokens set the answer's model and budget; {component.NAME} has no "
+                             "response synthesizer of its own (set them in its branches)")
+        changes: dict[str, Any] = {}
+        if settings.model is not None and not isinstance(settings.model, ConfigObject):
+            changes["llm"] = _llm(settings.model, "model")
+        if settings.max_input_tokens is not None:
+            changes["max_input_tokens"] = settings.max_input_tokens
+        if changes:
+            params = config.setdefault("params", {})
+            synthesizer = params.get("response_synthesizer") or {"component": "ResponseSynthesizer", "params": {}}
+            params["response_synthesizer"] = {**synthesizer, "params": {**synthesizer.get("params", {}), **changes}}
+        return config
+
+    @staticmethod
+    def _answer_llm(strategy: Strategy) -> Any:
+        synthesizer = getattr(strategy, "response_synthesizer", None)
+        if synthesizer is not None:
+            return synthesizer.llm
+        return {"component": "LocalLLM", "params": {}}
+
+    @staticmethod
+    def _chunker(settings: Settings) -> dict[str, Any]:
+        chunker = copy.deepcopy(dict(settings.chunker or DEFAULT_CHUNKER))
+        if settings.chunk_size is not None:
+            params = chunker.setdefault("params", {})
+            params["chunk_size"] = settings.chunk_size
+            overlap = load_components().get(chunker["component"]).Params.model_fields.get("chunk_overlap")
+            if overlap is not None and "chunk_overlap" not in params:
+                params["chunk_overlap"] = min(int(overlap.default), settings.chunk_size // 10)
+        return chunker
+
+    def _stores(self, settings: Settings, embedding: dict[str, Any]) -> Any:
+        if settings.use_chroma is False:
+            return InMemoryStores(embedding)
+        folder = Path(settings.use_chroma) if not isinstance(settings.use_chroma, bool) else default_chroma_dir()
+        return PersistentVectors(embedding, folder, self._corpus_fingerprint)
+
+    def _load(self, data_source: str | Path | Sequence[str | Path], chunker_config: dict[str, Any]):
         files = _files(data_source)
-        key = tuple((str(path), path.stat().st_mtime_ns) for path in files if path.exists())
+        key = (tuple((str(path), path.stat().st_mtime_ns, path.stat().st_size) for path in files if path.exists()),
+               json.dumps(chunker_config, sort_keys=True))
         if key == self._corpus_key and self._corpus is not None:
             return self._corpus
-        chunker = build(self.chunker_config, kind="chunker", registry=load_components())
+        chunker = build(chunker_config, kind="chunker", registry=load_components())
         chunks: dict[int, dict[int, Chunk]] = {}
         documents: dict[int, SourceDocument] = {}
-        self.skipped = []
+        skipped = []
+        digest = hashlib.sha256(key[1].encode())
         next_id = 1
         for document_id, path in enumerate(files, start=1):
             try:
-                parsed = parse_document(path.read_bytes(), path.name)
+                data = path.read_bytes()
+                parsed = parse_document(data, path.name)
             except (DocumentError, OSError) as exc:
-                self.skipped.append((str(path), str(exc)))
+                skipped.append((str(path), str(exc)))
                 continue
+            digest.update(f"{path}\0{hashlib.sha256(data).hexdigest()}\0".encode())
             documents[document_id] = SourceDocument(document_id, path.name, parsed.mime)
             chunks[document_id] = {}
             for draft in chunker.split(parsed.sections):
                 chunks[document_id][draft.position] = Chunk(next_id, document_id, draft.position, draft.text,
                                                             draft.metadata)
                 next_id += 1
+        self.skipped = skipped
         if not chunks:
-            reasons = "; ".join(f"{name}: {reason}" for name, reason in self.skipped) or "no files"
+            reasons = "; ".join(f"{name}: {reason}" for name, reason in skipped) or "no files"
             raise ValueError(f"no usable document in {data_source!r} ({reasons})")
         self._corpus_key, self._corpus = key, (chunks, documents)
+        self._corpus_fingerprint = digest.hexdigest()
         return self._corpus
 
-    def _reranker(self, reranker: Any, reranker_model: Any, rerank_top_k: int) -> Reranker | None:
-        if not isinstance(rerank_top_k, int) or isinstance(rerank_top_k, bool) or rerank_top_k < 1:
-            raise ValueError(f"rerank_top_k must be a positive integer, got {rerank_top_k!r}")
-        if reranker is None:
-            return None
-        if callable(reranker):
-            return CallableReranker(reranker, rerank_top_k)
-        registry = load_components()
-        if reranker == "llm":
-            llm = reranker_model or self.config["params"].get("response_synthesizer", {}).get("params", {}).get(
-                "llm", {"component": "LocalLLM", "params": {}})
-            return registry.get("LLMReranker")(llm=llm, top_k=rerank_top_k)
-        if reranker == "local":
-            return registry.get("LLMReranker")(llm=reranker_model or {"component": "LocalLLM"},
-                                               top_k=rerank_top_k)
-        if isinstance(reranker, str) and reranker.startswith("local:") and len(reranker) > len("local:"):
-            return registry.get("CrossEncoderReranker")(model_name=reranker.removeprefix("local:"),
-                                                        top_k=rerank_top_k)
-        raise ValueError(f"reranker must be None, 'llm', 'local', 'local:<model>' or a callable, got {reranker!r}")
+    # -- running ----------------------------------------------------------------------------
 
-    def strategy(self, data_source: str | Path | Sequence[str | Path], *, reranker: Any = None,
-                 reranker_model: Any = None, rerank_top_k: int = 5) -> Strategy:
-        """The built strategy over ``data_source`` (files parsed and chunked once, then cached)."""
-        chosen = self._reranker(reranker, reranker_model, rerank_top_k)
-        chunks, documents = self._load(data_source)
-        infra = {"chunks": chunks, "documents": documents, "persistence": InMemoryStores(self.embedding_config)}
-        strategy = build(self.config, kind="strategy", registry=load_components(), infra=infra)
-        if chosen is not None:
-            if "reranker" not in strategy.slots():
-                raise ValueError(f"{strategy.NAME} has no re-ranking step")
-            strategy.reranker = chosen
-        return strategy
-
-    def __call__(
-        self,
-        data_source: str | Path | Sequence[str | Path],
-        question: str,
-        *,
-        reranker: Any = None,
-        reranker_model: Any = None,
-        rerank_top_k: int = 5,
-        stream: bool = False,
-        history: Sequence[dict[str, str]] = (),
-    ) -> str | Iterator[str]:
-        """The answer to ``question`` over ``data_source`` (or its text pieces with ``stream``)."""
-        strategy = self.strategy(data_source, reranker=reranker, reranker_model=reranker_model,
-                                 rerank_top_k=rerank_top_k)
-        if stream:
-            return self._stream(strategy, question, history)
+    def _run(self, strategy: Strategy, prompt: str, history: Sequence[dict[str, str]]) -> None:
         try:
-            self.state = strategy.run(question, history=history)
+            self.state = strategy.run(prompt, history=history)
         except StrategyError as exc:
             self.state = exc.state
+            self.docs = self.state.get("chunks_sent", [])
             if isinstance(exc.__cause__, ValueError):
-                raise exc.__cause__ from None  # the caller's mistake (e.g. its reranker), not a failure
+                raise exc.__cause__ from None  # the caller's mistake or an unusable re-ranking, not a crash
             raise
         self.docs = self.state["chunks_sent"]
-        return self.state["response"]
 
-    def _stream(self, strategy: Strategy, question: str, history: Sequence[dict[str, str]]) -> Iterator[str]:
-        for event in strategy.stream(question, history=history):
+    def _stream(self, strategy: Strategy, prompt: str, history: Sequence[dict[str, str]],
+                self_ask: dict[str, Any] | None = None) -> Iterator[str]:
+        for event in strategy.stream(prompt, history=history):
             if event["type"] == "generation.delta":
                 yield event["text"]
             elif event["type"] in ("answer.completed", "run.failed"):
                 self.state = event["state"]
+                if self_ask is not None:
+                    self.state["self_ask"] = self_ask
                 self.docs = self.state.get("chunks_sent", [])
                 if event["type"] == "run.failed":
+                    if isinstance(event.get("exception"), ValueError):
+                        raise event["exception"]
                     raise StrategyError(event["error"], event["state"])
+
+    def _decompose(self, strategy: Strategy, prompt: str) -> tuple[list[str], dict[str, Any]]:
+        """The sub-questions of ``prompt`` by the answer model; ``[prompt]`` when it gives none."""
+        llm = self._answer_llm(strategy)
+        schema = {
+            "type": "object",
+            "properties": {"questions": {"type": "array", "items": {"type": "string", "minLength": 1},
+                                         "minItems": 1, "maxItems": SELF_ASK_MAX_QUESTIONS}},
+            "required": ["questions"],
+            "additionalProperties": False,
+        }
+        messages = [{"role": "system", "content": SELF_ASK_PROMPT},
+                    {"role": "user", "content": f"Question: {prompt}\n\nReturn {{\"questions\": [...]}} with 1 to "
+                                                f"{SELF_ASK_MAX_QUESTIONS} sub-questions."}]
+
+        def problems(answer: dict[str, Any]) -> list[str]:
+            found = []
+            seen = set()
+            for index, question in enumerate(answer["questions"]):
+                key = " ".join(question.casefold().split())
+                if not key:
+                    found.append(f"questions[{index}] is empty")
+                elif key in seen:
+                    found.append(f"questions[{index}] repeats an earlier sub-question")
+                seen.add(key)
+            return found
+
+        arguments, attempts = llm.call_function_with_retries(
+            messages, schema, check=problems, max_trials=3, name="sub_questions",
+            description="the sub-questions to answer first",
+        )
+        details: dict[str, Any] = {"attempts": [attempt.to_dict() for attempt in attempts]}
+        if arguments is None:
+            details["fallback"] = (f"the model gave no usable sub-questions after {len(attempts)} attempt(s); "
+                                   "answering the question as asked")
+            questions = [prompt]
+        else:
+            questions = [question.strip() for question in arguments["questions"]]
+        details["questions"] = questions
+        return questions, details
+
+
+class InMemoryStores:
+    """What retrievers get without a knowledge base: only the default embedding model (dense
+    retrievers then embed the chunks in memory; BM25 indexes them in memory)."""
+
+    def __init__(self, default_embedding: dict[str, Any]) -> None:
+        self.default_embedding = default_embedding
+
+
+def default_chroma_dir() -> Path:
+    """Where ``use_chroma=True`` keeps vectors: ``$TRELLIS_DATA_DIR/chroma``, else
+    ``~/.cache/trellis/chroma``."""
+    data = os.environ.get("TRELLIS_DATA_DIR")
+    return Path(data) / "chroma" if data else Path.home() / ".cache" / "trellis" / "chroma"
+
+
+class PersistentVectors(InMemoryStores):
+    """Dense vectors of one set of files in a persistent Chroma store, one collection per
+    embedding model and metric, named after the files' contents and the chunker (so the same
+    files chunked the same way find their vectors again, and changed files get new ones)."""
+
+    def __init__(self, default_embedding: dict[str, Any], folder: Path, fingerprint: str) -> None:
+        from .stores.chroma import ChromaStore
+
+        super().__init__(default_embedding)
+        self.store = ChromaStore(path=folder)
+        self.corpus = int(fingerprint[:15], 16)
+
+    def vectors(self, model_key: str, metric: str = "cosine") -> Any:
+        return self.store.collection(self.corpus, model_key, metric)
+
+    def fill(self, component: ConfigObject, chunks: Mapping[int, Mapping[int, Chunk]]) -> None:
+        """Embed and store the chunks each dense retriever of the tree lacks a vector for."""
+        from .retrievers.dense import DenseEmbeddingRetriever
+
+        if isinstance(component, DenseEmbeddingRetriever):
+            embedder = component.embedder()
+            collection = self.vectors(embedder.model_key, component.params.similarity_metric)
+            stored = collection.chunk_ids()
+            missing = [chunk for positions in chunks.values() for chunk in positions.values() if chunk.id not in stored]
+            if missing:
+                collection.upsert([chunk.id for chunk in missing], embedder.embed_documents([c.text for c in missing]),
+                                  [{"document_id": c.document_id, "position": c.position} for c in missing])
+        for child in component.sub_components():
+            self.fill(child, chunks)

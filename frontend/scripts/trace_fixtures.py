@@ -126,7 +126,8 @@ def main() -> int:
             [chat_stream(["A hybrid retriever fuses BM25 and dense rankings ", "with **reciprocal rank fusion** [1]. ",
                           "Each chunk scores `1 / (60 + rank)` per ranking [2]."])], server)
 
-        # Agentic, three rounds; the first judgement is unusable (an unknown child) and asked again.
+        # Agentic, three rounds; the first judgement is unusable (an unknown child) and asked again, and
+        # its retry repeats a consulted (child, top_k), which is dropped.
         run("agentic", {"component": "NaiveRAG", "params": {
             "retriever": {"component": "AgenticEnsembleRetriever", "params": {
                 "max_iters": 3, "max_chunks": 6, "llm_model": llm(server),
@@ -135,7 +136,7 @@ def main() -> int:
             "How does the agentic ensemble decide which retrievers to consult?",
             [verdict("Start with keywords for the agentic ensemble.", [(0, 2)]),
              verdict("Need more.", [(7, 3)]),
-             verdict("The pool lacks how verdicts are judged; ask the second retriever.", [(1, 3)]),
+             verdict("The pool lacks how verdicts are judged; ask the second retriever.", [(1, 3), (0, 2)]),
              verdict("Still missing the retry rule; widen the keyword search.", [(0, 5)]),
              chat_stream(["The LLM plans which retrievers to consult ", "and judges the pool after each round [1][2]."])],
             server)

@@ -305,7 +305,7 @@ class Stack:
         # (measured: a document ingests in ~3.4 s instead of ~5.4 s with two oversubscribed workers).
         threads = max(1, (os.cpu_count() or 1) // max(1, self.workers))
         service = self._spawn(f"worker{index}", [
-            str(PYTHON), "-m", "celery", "-A", "config.celery", "worker", "--concurrency", "1",
+            str(PYTHON), "-m", "celery", "-A", "jobs.celery", "worker", "--concurrency", "1",
             "-n", f"w{index}@%h", "--loglevel", "INFO",
         ], env={**self.env, "OMP_NUM_THREADS": str(threads)}, cwd=ROOT)
         return service, f"w{index}@{socket.gethostname()}"

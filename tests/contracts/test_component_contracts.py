@@ -1,6 +1,7 @@
 """The contract every registered component keeps. New components are covered automatically."""
 
 import json
+import re
 from typing import Any
 
 import jsonschema
@@ -8,9 +9,16 @@ import pytest
 from pydantic import SecretStr
 
 from rag.components import load_components
-from rag.core import LANGUAGES, ConfigObject, localize_schema, validate_or_raise
-from rag.core.params import I18N_KEY
-from rag.core.representation import placeholders
+from rag.core import (
+    LANGUAGES,
+    ConfigObject,
+    RegistryVocabulary,
+    localize_schema,
+    render_representation,
+    validate_or_raise,
+)
+from rag.core.params import I18N_KEY, LABELS_KEY
+from rag.core.representation import placeholders, value_key
 
 pytestmark = pytest.mark.contracts
 
@@ -24,8 +32,7 @@ def example_params(component: type[ConfigObject]) -> dict[str, Any]:
 
 
 def walk_properties(schema: dict[str, Any]):
-    for name, prop in (schema.get("properties") or {}).items():
-        yield name, prop
+    yield from (schema.get("properties") or {}).items()
 
 
 def test_the_registry_is_frozen_and_not_empty():
@@ -77,6 +84,32 @@ class TestComponentContract:
                 assert set(placeholders(template.get(language))) <= set(placeholders(template.get("en"))) | {
                     "component"
                 }, f"{component.NAME}: the {language} template uses placeholders the English one does not"
+
+    def test_representation_reads_well_before_anything_is_nested(self, component):
+        """As the builder shows a new node: defaults, every nested slot still empty."""
+        template = component.get_representation()
+        if template is None:
+            return
+        params = {name: prop["default"] for name, prop in walk_properties(component.get_schema()) if "default" in prop}
+        params |= {name: [] if slot.multiple else None for name, slot in component.slots().items()}
+        class_names = [other.NAME for other in COMPONENTS if other.get_short_name().get("en") != other.NAME]
+        for language in LANGUAGES:
+            rendered = render_representation(template.get(language), {"component": component.NAME, "params": params},
+                                             RegistryVocabulary(registry, language))
+            assert not re.search(r"[·→]\s*[·→]|^\s*[·→]|[·→]\s*$|⟨", rendered), f"{component.NAME}: {rendered!r}"
+            assert not any(re.search(rf"\b{name}\b", rendered) for name in class_names), rendered
+
+    def test_value_labels_name_every_value_of_their_parameter_in_every_language(self, component):
+        for name, prop in walk_properties(component.get_schema()):
+            tables = prop.get(I18N_KEY, {}).get(LABELS_KEY)
+            if tables is None:
+                continue
+            options = [value for option in (prop, *prop.get("anyOf", []))
+                       for value in option.get("enum", [option["const"]] if "const" in option else [])]
+            assert set(tables) == set(LANGUAGES), f"{component.NAME}.{name}"
+            for language, labels in tables.items():
+                assert set(labels) == {value_key(value) for value in options}, f"{component.NAME}.{name} ({language})"
+                assert all(label.strip() for label in labels.values())
 
     def test_names_and_descriptions_ship_in_every_language(self, component):
         for text in (component.DISPLAY_NAME, component.DESCRIPTION):

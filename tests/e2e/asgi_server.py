@@ -34,7 +34,7 @@ def asgi_server(transactional_db, collected_static, tmp_path):
             TRELLIS_WARM_LOCAL_LLM="1", **extra,
         )
         log_path = tmp_path / f"daphne-{port}.log"
-        log = open(log_path, "wb")
+        log = open(log_path, "wb")  # noqa: SIM115  (open while the server runs; closed when it stops)
         process = subprocess.Popen(daphne_command(port), cwd=ROOT, env=environment, stdout=log,
                                    stderr=subprocess.STDOUT)
         started.append((process, log))

@@ -189,6 +189,7 @@ def test_a_newcomer_signs_in_uploads_and_gets_a_streamed_cited_answer(newcomer, 
     # Ask it: the answer streams in, then shows a citation.
     page.get_by_role("navigation").get_by_role("link", name="Chat").click()
     page.get_by_role("button", name="New conversation").click()
+    expect(page.get_by_text("Live", exact=True)).to_be_visible(timeout=30_000)  # the answer comes over the socket
     page.get_by_label("Pipeline").select_option(label="My first pipeline · Quillon notes")
     page.get_by_label("Your question").fill("When is the Zorblax lantern festival held?")
     page.get_by_role("button", name="Ask", exact=True).click()
@@ -215,7 +216,7 @@ RUN_ELSEWHERE = {
     "make messages": "rewrites the catalogues; tests/integration/test_translations.py checks them",
     "ALLOWED_HOSTS=trellis.example.org,10.0.0.5 make run HOST=0.0.0.0 PORT=8000":
         "make run on another address; the newcomer fixture runs make run with PORT",
-    "PYTHONPATH=backend .venv/bin/celery -A config.celery worker --loglevel=INFO":
+    ".venv/bin/celery -A jobs.celery worker --loglevel=INFO":
         "make test-scaleout starts the workers this way (scripts/scaleout/stack.py)",
     ".venv/bin/python bench/bm25.py": "a benchmark (~1 min); figures in bench/README.md",
     ".venv/bin/python bench/ingest.py": "a benchmark (~1 min); figures in bench/README.md",
@@ -304,9 +305,12 @@ def test_the_readme_python_snippet_runs_as_written(newcomer):
         assert len(finished.stdout.strip()) > 20, f"the snippet printed no answer: {finished.stdout!r}"
 
 
-def test_make_run_started_the_server_with_debug_off_and_keys_from_the_data_directory(newcomer):
+def test_make_run_started_the_server_with_debug_off_and_its_keys_where_they_belong(newcomer):
     assert (newcomer.data_dir / "secret_key").is_file()
-    assert (newcomer.data_dir / "credentials.key").is_file()
+    # The credentials key is kept apart from the data directory and its backups.
+    assert not (newcomer.data_dir / "credentials.key").exists()
+    key_file = Path(newcomer.environment["XDG_CONFIG_HOME"]) / "trellis" / "credentials.key"
+    assert key_file.is_file() and key_file.stat().st_mode & 0o777 == 0o600
     assert "DEBUG" not in newcomer.environment and "SECRET_KEY" not in newcomer.environment
     # DEBUG off: an unknown page is the app's 404, not Django's debug page.
     with pytest.raises(urllib.error.HTTPError) as missing:

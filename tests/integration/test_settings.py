@@ -72,7 +72,8 @@ def test_a_malformed_boolean_is_refused_by_name(tmp_path):
 def test_production_start_without_a_credentials_key_refuses_with_a_clear_message(tmp_path):
     result = subprocess.run(
         [sys.executable, "manage.py", "check"],
-        env={"PATH": os.environ["PATH"], "TRELLIS_DATA_DIR": str(tmp_path), "DEBUG": "0", "SECRET_KEY": "x"},
+        env={"PATH": os.environ["PATH"], "TRELLIS_DATA_DIR": str(tmp_path), "DEBUG": "0", "SECRET_KEY": "x",
+             "XDG_CONFIG_HOME": str(tmp_path / "config")},
         cwd=ROOT, capture_output=True, text=True, timeout=120,
     )
     assert result.returncode != 0

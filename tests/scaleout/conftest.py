@@ -8,7 +8,6 @@ import os
 import sys
 
 import pytest
-
 from scripts.scaleout.stack import Stack
 
 

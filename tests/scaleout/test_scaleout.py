@@ -24,10 +24,10 @@ from typing import Any
 import psycopg
 import pytest
 import requests
+from scripts.scaleout.stack import PYTHON, ROOT
 from websockets.sync.client import connect
 
 from rag.strategies.traces import retriever_nodes
-from scripts.scaleout.stack import PYTHON, ROOT
 from tests.support.scripted_openai import ScriptedOpenAIServer
 
 pytestmark = [pytest.mark.scaleout, pytest.mark.timeout(420)]

@@ -57,9 +57,9 @@ def model_store(tmp_path, monkeypatch):
 def tiny_model_folders(tmp_path_factory):
     """A tiny cross-encoder and a tiny sentence-transformers embedding model, built once (no
     package ships either kind small enough for tests)."""
-    from tests.support.tiny_models import build_tiny_cross_encoder, build_tiny_embedding_model
-
     import torch
+
+    from tests.support.tiny_models import build_tiny_cross_encoder, build_tiny_embedding_model
 
     torch.manual_seed(0)
     words = ["river", "bank", "money", "water", "lantern", "festival", "quillon", "march", "moon", "flood"]

@@ -275,7 +275,7 @@ def _handler_for(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
             for chunk in stream.chunks:
                 if stream.interval and server._stopping.wait(stream.interval):
                     return
-                self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode("utf-8"))
+                self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                 self.wfile.flush()
             if stream.done:
                 self.wfile.write(b"data: [DONE]\n\n")

@@ -1,5 +1,6 @@
 """Writes of the knowledge app."""
 
+from .demo import knowledge_base_seed_demo
 from .documents import (
     Rejection,
     UploadOutcome,
@@ -9,6 +10,7 @@ from .documents import (
     documents_requeue_interrupted,
     documents_upload,
 )
+from .indexes import bm25_warm, vector_index_build, vector_index_ensure
 from .ingestion import document_ingest
 from .knowledge_bases import (
     DEFAULT_CHUNKER,
@@ -17,8 +19,6 @@ from .knowledge_bases import (
     knowledge_base_reindex,
     knowledge_base_update,
 )
-from .demo import knowledge_base_seed_demo
-from .indexes import bm25_warm, vector_index_build, vector_index_ensure
 
 __all__ = [
     "DEFAULT_CHUNKER",

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.db import transaction
 
-from config.realtime import publish
+from common.realtime import publish
 
 from ..models import Document
 

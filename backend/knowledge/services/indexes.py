@@ -9,7 +9,7 @@ from django.db import transaction
 
 import jobs
 from rag.components import load_components
-from rag.core import validate_or_raise
+from rag.core import readable_error, validate_or_raise
 
 from ..models import Document, KnowledgeBase, VectorIndex
 from ..runtime import chroma_store, embedding_model, knowledge_base_stores
@@ -59,7 +59,7 @@ def vector_index_build(*, index_id: int) -> None:
             )
     except Exception as exc:
         logger.exception("building vector index %s failed", index_id)
-        VectorIndex.objects.filter(pk=index_id).update(status=VectorIndex.Status.FAILED, error=f"{type(exc).__name__}: {exc}")
+        VectorIndex.objects.filter(pk=index_id).update(status=VectorIndex.Status.FAILED, error=readable_error(exc).message)
         return
     VectorIndex.objects.filter(pk=index_id).update(status=VectorIndex.Status.READY, error="")
 

@@ -20,9 +20,10 @@ from django.db.models import F
 
 import jobs
 from rag.components import load_components
-from rag.core import TrellisError, build
+from rag.core import TrellisError, build, readable_error
 from rag.core.i18n import gettext_noop
 from rag.documents import DocumentParseError, ParseLimits, parse_document_isolated
+from rag.documents.errors import reason_text
 
 from ..models import Chunk, Document, KnowledgeBase, VectorIndex
 from ..runtime import chroma_store, embedding_model
@@ -90,8 +91,8 @@ def document_ingest(*, document_id: int, attempt: int) -> None:
             _remove_vectors(document.knowledge_base_id, chunk_ids=run.chunk_ids)
             return
         logger.exception("ingesting document %s failed", document_id)
-        _fail(run, template=gettext_noop("internal error while {stage}: {detail}"), code="internal",
-              context={"stage": run.document.status, "detail": f"{type(exc).__name__}: {exc}"})
+        _fail(run, template=gettext_noop("internal error while {stage}"), code="internal",
+              context={"stage": run.document.status, "detail": readable_error(exc).message})
     else:
         jobs.enqueue("knowledge.warm_bm25", knowledge_base_id=document.knowledge_base_id)
 
@@ -103,7 +104,8 @@ def _ingest(run: Run, knowledge_base: KnowledgeBase) -> None:
     try:
         data = (settings.DATA_DIR / document.file).read_bytes()
     except FileNotFoundError:
-        raise IngestionFailure(gettext_noop("the uploaded file is missing from the data directory"), "missing_file")
+        raise IngestionFailure(gettext_noop("the uploaded file is missing from the data directory"),
+                               "missing_file") from None
     parsed = parse_document_isolated(data, document.name, document.mime or None, limits=ParseLimits(
         max_bytes=settings.TRELLIS_MAX_UPLOAD_BYTES,
         max_pages=settings.TRELLIS_MAX_PAGES,
@@ -190,7 +192,7 @@ def _store_vectors(index: VectorIndex, vectors: np.ndarray, chunks: list[Chunk],
 def _fail(run: Run, *, template: str, code: str, context: dict[str, Any]) -> None:
     """Mark the run's document failed with a readable reason and drop what it wrote."""
     document = run.document
-    message = template.format(**context)
+    message = reason_text(template, context)
     try:
         with transaction.atomic():
             updated = Document.objects.filter(pk=document.pk, attempt=run.attempt).update(

@@ -9,11 +9,11 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
+from common.reach import reach_errors
 from rag.components import load_components
 from rag.core import ConfigValidationError, FieldError, validate_or_raise
 from rag.core.i18n import gettext_noop
 from rag.embeddings import default_embedding_for_language
-
 from rag.stores import KnowledgeBaseStores
 
 from ..models import KnowledgeBase, VectorIndex
@@ -27,7 +27,8 @@ DEFAULT_METRIC = "cosine"
 CHARACTER_CHUNKERS = frozenset({"RecursiveCharacterChunker"})
 
 
-def _validated_settings(*, language: str, chunker: Any, embedding_model: Any) -> tuple[dict, dict]:
+def _validated_settings(*, owner: AbstractBaseUser | None, language: str, chunker: Any,
+                        embedding_model: Any) -> tuple[dict, dict]:
     registry = load_components()
     errors: list[FieldError] = []
     configs: dict[str, dict] = {}
@@ -36,6 +37,13 @@ def _validated_settings(*, language: str, chunker: Any, embedding_model: Any) ->
         ("embedding_model", "embedding", embedding_model or default_embedding_for_language(language)),
     ):
         try:
+            # Reach first (an embedding service's address, a model folder), then availability:
+            # saying a folder outside the model folders is missing would say what exists.
+            checked = validate_or_raise(raw, registry=registry, kind=kind, path=field)
+            unreachable = reach_errors(owner=owner, config=checked, path=field)
+            if unreachable:
+                errors.extend(unreachable)
+                continue
             configs[field] = validate_or_raise(raw, registry=registry, kind=kind, path=field, check_availability=True)
         except ConfigValidationError as exc:
             errors.extend(exc.errors)
@@ -85,7 +93,7 @@ def knowledge_base_create(
         (``chunker.params.chunk_size``).
     """
     chunker_config, embedding_config = _validated_settings(
-        language=language, chunker=chunker, embedding_model=embedding_model
+        owner=owner, language=language, chunker=chunker, embedding_model=embedding_model
     )
     with transaction.atomic():
         knowledge_base = KnowledgeBase.objects.create(
@@ -110,7 +118,8 @@ def knowledge_base_update(
     rechunk = False
     if chunker is not None:
         chunker_config, _ = _validated_settings(
-            language=knowledge_base.language, chunker=chunker, embedding_model=knowledge_base.embedding_model
+            owner=knowledge_base.owner, language=knowledge_base.language, chunker=chunker,
+            embedding_model=knowledge_base.embedding_model,
         )
         rechunk = chunker_config != knowledge_base.chunker
         knowledge_base.chunker = chunker_config

@@ -3,6 +3,8 @@ stored credential, the client, and readable errors that never carry the key."""
 
 from __future__ import annotations
 
+import logging
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -10,13 +12,20 @@ from typing import Any
 from rag.core import ConfigObject, CredentialError, TrellisError
 
 NO_KEY = "not-needed"
+logger = logging.getLogger(__name__)
 
 
-def resolve_api_key(component: ConfigObject, credential: str | None) -> str:
-    """The API key of the credential named ``credential`` (None: a local server, no key)."""
+def resolve_api_key(component: ConfigObject, credential: str | None, *, url: str) -> str:
+    """The API key of the credential named ``credential`` (None: a local server, no key), once
+    the credential is known to be bound to ``url``, the server the key is about to be sent to."""
     if credential is None:
         return NO_KEY
-    secret = getattr(component.get_credential(credential).params, "api_key", None)
+    stored = component.get_credential(credential)
+    check = getattr(stored, "check_destination", None)
+    if check is None:
+        raise CredentialError(f"{credential!r} is not a credential that can be sent to a server")
+    check(credential, url)
+    secret = getattr(stored.params, "api_key", None)
     if secret is None:
         raise CredentialError(f"the credential {credential!r} has no api_key")
     key = secret.get_secret_value() if hasattr(secret, "get_secret_value") else str(secret)
@@ -36,6 +45,21 @@ def scrub(text: str, api_key: str) -> str:
     if api_key and api_key != NO_KEY:
         text = text.replace(api_key, "***")
     return text
+
+
+_IDENTIFIER = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
+
+
+def server_summary(body: Any) -> str:
+    """`` (code, type)`` from an error body in OpenAI's shape when they are short identifiers
+    (``invalid_api_key``, ``model_not_found``), else nothing. The server's free text is never
+    passed on: a server a pipeline points at could echo anything back through it."""
+    error = body.get("error", body) if isinstance(body, dict) else None
+    if not isinstance(error, dict):
+        return ""
+    labels = [str(error[key]) for key in ("code", "type")
+              if isinstance(error.get(key), (str, int)) and _IDENTIFIER.match(str(error[key]))]
+    return f" ({', '.join(dict.fromkeys(labels))})" if labels else ""
 
 
 def server_message(exc: Any, api_key: str) -> str:
@@ -62,7 +86,8 @@ def readable_errors(where: str, *, api_key: str, timeout: float, error: type[Tre
     try:
         yield
     except openai.APIStatusError as exc:
-        raised = error(f"{where} answered HTTP {exc.status_code}: {server_message(exc, api_key)}")
+        logger.warning("%s answered HTTP %s: %s", where, exc.status_code, server_message(exc, api_key))
+        raised = error(f"{where} answered HTTP {exc.status_code}{server_summary(getattr(exc, 'body', None))}")
         raised.status = exc.status_code  # type: ignore[attr-defined]
         raise raised from None
     except openai.APITimeoutError:

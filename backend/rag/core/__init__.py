@@ -1,19 +1,22 @@
 """The component core: multilingual texts, parameters, the registry, validation and the factory."""
 
-from .component import ConfigObject, CredentialResolver
+from .component import ConfigObject, CredentialResolver, RegistryVocabulary
 from .errors import (
     ConfigValidationError,
     CredentialError,
     FieldError,
     Problem,
+    ReadableError,
     RegistryError,
     TrellisError,
     UnknownComponentError,
+    readable_error,
 )
 from .factory import build, prepare
 from .multilingual import LANGUAGES, MultilingualString, ml, normalize_language
 from .params import ComponentRef, Params, Slot, children_param, component_param, component_slots, param, ref
 from .registry import KINDS, Registry, register, registry
+from .representation import Vocabulary
 from .representation import render as render_representation
 from .schema import localize_schema, multilingual_schema
 from .tree import iter_nodes
@@ -31,11 +34,14 @@ __all__ = [
     "MultilingualString",
     "Params",
     "Problem",
+    "ReadableError",
     "Registry",
+    "RegistryVocabulary",
     "RegistryError",
     "Slot",
     "TrellisError",
     "UnknownComponentError",
+    "Vocabulary",
     "build",
     "children_param",
     "component_param",
@@ -47,6 +53,7 @@ __all__ = [
     "normalize_language",
     "param",
     "prepare",
+    "readable_error",
     "ref",
     "register",
     "registry",

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import SecretStr
 
 from .errors import ConfigValidationError, CredentialError
-from .multilingual import MultilingualString
-from .params import Params, Slot, component_slots
-from .representation import render
+from .multilingual import MultilingualString, normalize_language
+from .params import Params, Slot, component_slots, enum_label
+from .representation import LIST_SEPARATORS, render
 from .schema import multilingual_schema
 
 if TYPE_CHECKING:
@@ -24,7 +24,8 @@ class ConfigObject:
     """A component: a class whose settings are exactly the fields of its ``Params`` model.
 
     Subclasses declare ``Params``, ``KIND``, ``CATEGORY``, ``ICON``, ``DISPLAY_NAME``,
-    ``DESCRIPTION`` and optionally ``REPRESENTATION``, and are registered by name with
+    ``DESCRIPTION`` and optionally ``SHORT_NAME`` (what a representation calls a nested one of
+    them; the display name by default) and ``REPRESENTATION``, and are registered by name with
     ``@register``. ``__init__`` validates the parameters and builds nested components; heavy
     work (loading models) belongs in ``init_model``, which the factory calls once the tree is
     assembled.
@@ -42,6 +43,7 @@ class ConfigObject:
     ICON: ClassVar[str] = ""
     DISPLAY_NAME: ClassVar[MultilingualString]
     DESCRIPTION: ClassVar[MultilingualString]
+    SHORT_NAME: ClassVar[MultilingualString | None] = None
     REPRESENTATION: ClassVar[MultilingualString | None] = None
     Params: ClassVar[type[Params]] = Params
 
@@ -106,6 +108,11 @@ class ConfigObject:
         return multilingual_schema(cls)
 
     @classmethod
+    def get_short_name(cls) -> MultilingualString:
+        """What representations call a nested component of this class ("BM25", "Fusion")."""
+        return cls.SHORT_NAME or cls.DISPLAY_NAME
+
+    @classmethod
     def get_representation(cls) -> MultilingualString | None:
         """The representation template; ``None`` means "show the description"."""
         return cls.REPRESENTATION
@@ -119,6 +126,7 @@ class ConfigObject:
             "category": cls.CATEGORY,
             "icon": cls.ICON,
             "display_name": cls.DISPLAY_NAME,
+            "short_name": cls.get_short_name(),
             "description": cls.DESCRIPTION,
             "representation": cls.REPRESENTATION,
             "composite": children is not None,
@@ -181,9 +189,9 @@ class ConfigObject:
     def render_representation(self, language: str | None = None) -> str:
         """This instance's representation in ``language``, or its description when it has none."""
         template = self.get_representation()
-        if template is None:
-            return self.DESCRIPTION.get(language)
-        return render(template.get(language), self.to_config())
+        rendered = render(template.get(language), self.to_config(), RegistryVocabulary(self.registry(), language)) \
+            if template is not None else ""
+        return rendered or self.DESCRIPTION.get(language)
 
     def get_schema_summary_parameters(self) -> dict[str, Any]:
         """Parameters for summaries and traces: scalars, and single nested components as their
@@ -228,6 +236,14 @@ class ConfigObject:
     def set_credential_resolver(self, resolver: CredentialResolver | None) -> None:
         self._credential_resolver = resolver
 
+    @classmethod
+    def credential_destination(cls, params: Mapping[str, Any], credential_params: Mapping[str, Any]) -> str | None:
+        """The URL this component sends the credentials it names to, from its validated params
+        and the credential's public params: its ``base_url`` unless a component says otherwise.
+        Saving a pipeline checks it against the credential's servers before anything is sent."""
+        url = params.get("base_url")
+        return url if isinstance(url, str) else None
+
     def get_credential(self, name: str) -> ConfigObject:
         """Resolve the credential component called ``name`` for this pipeline's owner."""
         if self._credential_resolver is None:
@@ -238,6 +254,26 @@ class ConfigObject:
         if not hasattr(self, "params"):
             return f"<{type(self).__name__}, not constructed>"
         return f"{type(self).__name__}({self._scalar_params()!r})"
+
+
+class RegistryVocabulary:
+    """Short names and value labels of the registered components, in ``language``: the words
+    representations are rendered with (``rag.core.representation.Vocabulary``)."""
+
+    def __init__(self, registry: Registry, language: str | None) -> None:
+        self.registry = registry
+        self.language = language
+        self.list_separator = LIST_SEPARATORS.get(normalize_language(language), ", ")
+
+    def name(self, component: str) -> str:
+        if component not in self.registry:
+            return component
+        return self.registry.get(component).get_short_name().get(self.language)
+
+    def label(self, component: str, param: str, value: Any) -> str | None:
+        if component not in self.registry:
+            return None
+        return enum_label(self.registry.get(component).Params, param, value, self.language)
 
 
 def _without_secrets(params: dict[str, Any], component: ConfigObject) -> dict[str, Any]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .i18n import gettext_noop
+
 
 class TrellisError(Exception):
     """Base class of every engine error."""
@@ -56,20 +58,25 @@ class FieldError:
     """One validation problem at a JSON path such as ``params.children[1].params.top_k``.
 
     ``message`` is ``template`` formatted with ``context``; an adapter translates ``template``
-    (collected into the gettext catalogues) and formats it the same way.
+    (collected into the gettext catalogues) and formats it the same way. A message whose wording
+    depends on ``context["count"]`` has its ``plural`` form too. A context value may be a text in
+    several languages (``{"en": "Fusion", "es": "Fusión"}``); each language takes its own.
     """
 
     path: str
     template: str
     code: str
     context: dict[str, Any] = field(default_factory=dict)
+    plural: str = ""
 
     @property
     def message(self) -> str:
+        template = self.plural if self.plural and self.context.get("count") != 1 else self.template
+        values = {key: value.get("en", "") if isinstance(value, dict) else value for key, value in self.context.items()}
         try:
-            return self.template.format(**self.context)
+            return template.format(**values)
         except (KeyError, IndexError, ValueError):
-            return self.template
+            return template
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}" if self.path else self.message
@@ -87,3 +94,40 @@ class ConfigValidationError(TrellisError, ValueError):
         self.errors = list(errors)
         lines = "\n".join(f"  {error}" for error in self.errors)
         super().__init__(f"{len(self.errors)} configuration error(s):\n{lines}")
+
+
+UNEXPECTED = gettext_noop("an unexpected error stopped this ({kind}); the server log has the details")
+
+
+@dataclass(frozen=True)
+class ReadableError:
+    """What a user is told about a failure: a translatable ``template`` with its ``context``,
+    and a stable ``code`` for clients. ``message`` is the English text."""
+
+    template: str
+    code: str
+    context: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def message(self) -> str:
+        try:
+            return self.template.format(**self.context)
+        except (KeyError, IndexError, ValueError):
+            return self.template
+
+
+def readable_error(exc: BaseException) -> ReadableError:
+    """What a user may read of ``exc``, the one place that decides it.
+
+    A ``TrellisError`` is written for users: its own message (its ``template`` and ``context``
+    when it has them, so it translates) and its ``code`` (``error`` when it has none). Any other
+    exception is a fault whose text may hold paths, queries or secrets: the user gets a sentence
+    naming only its kind, code ``internal``; the caller logs the exception with its traceback.
+    """
+    if isinstance(exc, TrellisError):
+        code = getattr(exc, "code", None) or "error"
+        template = getattr(exc, "template", None)
+        if isinstance(template, str) and template:
+            return ReadableError(template, code, dict(getattr(exc, "context", None) or {}))
+        return ReadableError("{detail}", code, {"detail": str(exc)})
+    return ReadableError(UNEXPECTED, "internal", {"kind": type(exc).__name__})

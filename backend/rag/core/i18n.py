@@ -8,3 +8,9 @@
 
 def gettext_noop(message: str) -> str:
     return message
+
+
+def ngettext_noop(singular: str, plural: str) -> tuple[str, str]:
+    """Both forms of a message whose wording depends on a ``count`` in its context; ``make
+    messages`` collects them as one plural entry (the catalog app's ``makemessages``)."""
+    return singular, plural

@@ -10,17 +10,20 @@ A component's settings are exactly the fields of its ``Params`` model. Three kin
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .multilingual import MultilingualString
+from .multilingual import LANGUAGES, MultilingualString, normalize_language
+from .representation import value_key
 
 I18N_KEY = "x-i18n"
 KIND_KEY = "x-component-kind"
 MULTIPLE_KEY = "x-component-multiple"
+# ``{value: label}`` of an enumerated parameter; under ``x-i18n`` one table per language.
+LABELS_KEY = "x-enum-labels"
 
 
 class Params(BaseModel):
@@ -57,10 +60,20 @@ def param(
     title: MultilingualString,
     description: MultilingualString | None = None,
     default_factory: Callable[[], Any] | None = None,
+    labels: Mapping[Any, MultilingualString] | None = None,
     **constraints: Any,
 ) -> Any:
-    """A plain parameter. ``constraints`` are pydantic's (``ge``, ``le``, ``min_length``, ...)."""
+    """A plain parameter. ``constraints`` are pydantic's (``ge``, ``le``, ``min_length``, ...).
+
+    ``labels`` name the values of an enumerated parameter for people (``{"rrf": ml("RRF", ...)}``):
+    forms offer them and representations show them.
+    """
     extra = _texts(title, description)
+    if labels:
+        extra[I18N_KEY][LABELS_KEY] = {
+            language: {value_key(value): label.get(language) for value, label in labels.items()}
+            for language in LANGUAGES
+        }
     extra.update(constraints.pop("json_schema_extra", {}) or {})
     if default_factory is not None:
         return Field(
@@ -169,3 +182,16 @@ def component_slots(params_model: type[Params]) -> dict[str, Slot]:
             max_children=max_children,
         )
     return slots
+
+
+def enum_label(params_model: type[Params], name: str, value: Any, language: str | None) -> str | None:
+    """The label ``labels`` gave ``value`` of ``params_model``'s field ``name``, in ``language``."""
+    info = params_model.model_fields.get(name)
+    extra = info.json_schema_extra if info is not None else None
+    if not isinstance(extra, dict):
+        return None
+    tables = extra.get(I18N_KEY, {}).get(LABELS_KEY)
+    if not tables:
+        return None
+    key = value_key(value)
+    return tables.get(normalize_language(language), {}).get(key) or tables["en"].get(key)

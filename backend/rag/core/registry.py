@@ -103,7 +103,7 @@ class Registry:
         return sorted(self._components)
 
     def of_kind(self, kind: str) -> list[type[ConfigObject]]:
-        return [cls for cls in self._components.values() if cls.KIND == kind]
+        return [cls for cls in self._components.values() if kind == cls.KIND]
 
 
 def _check_declaration(cls: type[ConfigObject], name: str) -> None:
@@ -126,6 +126,13 @@ def _check_declaration(cls: type[ConfigObject], name: str) -> None:
         missing = [language for language in LANGUAGES if not value.has(language)]
         if missing:
             fail(f"{attribute} lacks a text in {', '.join(missing)}")
+    short_name = getattr(cls, "SHORT_NAME", None)
+    if short_name is not None:
+        if not isinstance(short_name, MultilingualString):
+            fail("SHORT_NAME must be a MultilingualString or None")
+        missing = [language for language in LANGUAGES if not short_name.has(language)]
+        if missing:
+            fail(f"SHORT_NAME lacks a text in {', '.join(missing)}")
     fields = set(params_model.model_fields)
     representation = getattr(cls, "REPRESENTATION", None)
     if representation is not None:

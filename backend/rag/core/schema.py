@@ -31,6 +31,26 @@ def _inline_definitions(node: Any, definitions: dict[str, Any], depth: int = 0) 
     return node
 
 
+def _component_defaults(component: type[ConfigObject], schema: dict[str, Any]) -> None:
+    """Give each nested-component field its default as JSON, every nested default filled in, so
+    a form shows the component that applies (pydantic leaves factory defaults out)."""
+    from .validation import validate_tree
+
+    registry = component.registry()
+    properties = schema.get("properties", {})
+    for name, slot in component.slots().items():
+        default = component.Params.model_fields[name].get_default(call_default_factory=True)
+        if default is None or name not in properties:
+            continue
+        items = default if slot.multiple else [default]
+        normalised = []
+        for item in items:
+            reference = item.model_dump(mode="json") if hasattr(item, "model_dump") else item
+            config, _ = validate_tree(reference, registry=registry, kind=slot.kind)
+            normalised.append(config or reference)
+        properties[name]["default"] = normalised if slot.multiple else normalised[0]
+
+
 def multilingual_schema(component: type[ConfigObject]) -> dict[str, Any]:
     """The parameters' JSON Schema with every translation kept under ``x-i18n`` keys.
 
@@ -39,6 +59,7 @@ def multilingual_schema(component: type[ConfigObject]) -> dict[str, Any]:
     raw = component.Params.model_json_schema()
     definitions = raw.pop("$defs", {})
     schema = _inline_definitions(raw, definitions)
+    _component_defaults(component, schema)
     schema["$schema"] = JSON_SCHEMA_DIALECT
     schema["title"] = str(component.DISPLAY_NAME)
     schema["description"] = str(component.DESCRIPTION)

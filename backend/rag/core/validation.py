@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import SecretStr, ValidationError
 
 from .errors import ConfigValidationError, FieldError, Problem, UnknownComponentError
-from .i18n import gettext_noop
-from .params import component_slots
+from .i18n import gettext_noop, ngettext_noop
+from .params import Slot, component_slots
 
 if TYPE_CHECKING:
     from .component import ConfigObject
@@ -54,6 +54,37 @@ _MESSAGES = {
 }
 
 
+# What to do when a one-component slot is empty, by the kind it takes.
+_CHOOSE = {
+    "retriever": gettext_noop("Add a retriever here"),
+    "strategy": gettext_noop("Choose a strategy here"),
+    "llm": gettext_noop("Choose a language model here"),
+    "embedding": gettext_noop("Choose an embedding model here"),
+    "synthesizer": gettext_noop("Choose a response synthesizer here"),
+    "prompt": gettext_noop("Choose a prompt here"),
+    "query_transformer": gettext_noop("Choose how the question becomes queries here"),
+    "vectorizer": gettext_noop("Choose a vectorizer here"),
+}
+_CHOOSE_ANY = gettext_noop("Choose a component here")
+
+# How many children a composite takes: (exactly, at least, at most, between), by child kind.
+_CHILDREN = {
+    "retriever": (
+        ngettext_noop("{component} takes exactly {count} retriever", "{component} takes exactly {count} retrievers"),
+        ngettext_noop("{component} needs at least {count} retriever", "{component} needs at least {count} retrievers"),
+        ngettext_noop("{component} takes at most {count} retriever", "{component} takes at most {count} retrievers"),
+        gettext_noop("{component} takes between {min} and {max} retrievers"),
+    ),
+    None: (
+        ngettext_noop("{component} takes exactly {count} component", "{component} takes exactly {count} components"),
+        ngettext_noop("{component} needs at least {count} component",
+                      "{component} needs at least {count} components"),
+        ngettext_noop("{component} takes at most {count} component", "{component} takes at most {count} components"),
+        gettext_noop("{component} takes between {min} and {max} components"),
+    ),
+}
+
+
 def join_path(base: str, *parts: str | int) -> str:
     path = base
     for part in parts:
@@ -67,9 +98,7 @@ def join_path(base: str, *parts: str | int) -> str:
 def _json_context(context: Mapping[str, Any] | None) -> dict[str, Any]:
     safe: dict[str, Any] = {}
     for key, value in (context or {}).items():
-        if isinstance(value, (str, int, bool)) or value is None:
-            safe[key] = value
-        elif isinstance(value, float) and math.isfinite(value):
+        if isinstance(value, (str, int, bool)) or value is None or isinstance(value, float) and math.isfinite(value):
             safe[key] = value
         else:
             safe[key] = str(value)
@@ -99,7 +128,10 @@ def _field_error(component: type[ConfigObject], base: str, raw: Mapping[str, Any
         return FieldError(path, gettext_noop("is not a parameter of {component}"), "unknown_parameter", context)
     slot = component_slots(component.Params).get(str(location[0])) if len(location) == 1 else None
     if slot is not None and slot.multiple and error_type in ("too_short", "too_long"):
-        return _children_limits(path, slot.min_children, slot.max_children)
+        return _children_limits(component, path, slot)
+    if (slot is not None and not slot.multiple and error_type in ("missing", "model_type", "dict_type")
+            and (error_type == "missing" or raw.get("input") is None)):
+        return FieldError(path, _CHOOSE.get(slot.kind, _CHOOSE_ANY), "component_missing", {"kind": slot.kind})
     if error_type == "value_error":
         return FieldError(path, _literal(raw["msg"].removeprefix("Value error, ")), error_type)
     template = _MESSAGES.get(error_type)
@@ -108,13 +140,21 @@ def _field_error(component: type[ConfigObject], base: str, raw: Mapping[str, Any
     return FieldError(path, template, error_type, context)
 
 
-def _children_limits(path: str, minimum: int | None, maximum: int | None) -> FieldError:
-    context = {"min": minimum or 0, "max": maximum}
-    if minimum is not None and minimum == maximum:
-        return FieldError(path, gettext_noop("takes exactly {min} child component(s)"), "children_count", context)
-    if maximum is None:
-        return FieldError(path, gettext_noop("takes at least {min} child component(s)"), "children_count", context)
-    return FieldError(path, gettext_noop("takes between {min} and {max} child components"), "children_count", context)
+def _children_limits(component: type[ConfigObject], path: str, slot: Slot) -> FieldError:
+    """What a composite's children count must be, said as what to do ("Fusion needs at least 2
+    retrievers")."""
+    exactly, at_least, at_most, between = _CHILDREN.get(slot.kind, _CHILDREN[None])
+    minimum, maximum = slot.min_children or 0, slot.max_children
+    context: dict[str, Any] = {"component": component.get_short_name().to_dict(), "min": minimum, "max": maximum}
+    if minimum == maximum:
+        forms, count = exactly, minimum
+    elif maximum is None:
+        forms, count = at_least, minimum
+    elif minimum == 0:
+        forms, count = at_most, maximum
+    else:
+        return FieldError(path, between, "children_count", context)
+    return FieldError(path, forms[0], "children_count", {**context, "count": count}, plural=forms[1])
 
 
 def _secret_values(params: Any) -> dict[str, Any]:
@@ -222,7 +262,7 @@ def _as_config(value: Any) -> Any:
 
 
 def _kind_errors(instance: Any, kind: str, path: str) -> list[FieldError]:
-    if instance.KIND == kind:
+    if kind == instance.KIND:
         return []
     return [FieldError(join_path(path, "component"),
                        gettext_noop("expects a component of kind {expected}; {name} is of kind {kind}"),
@@ -299,12 +339,14 @@ def validate_tree(
     try:
         component = registry.get(name)
     except UnknownComponentError as exc:
-        context = {"name": name, "suggestions": ", ".join(exc.suggestions)}
-        template = (gettext_noop("unknown component {name!r}; did you mean {suggestions}?") if exc.suggestions
+        # Only what could stand here, so the suggestion is one the builder's picker offers too.
+        suggestions = _suggest(name, [item.NAME for item in registry.of_kind(kind)]) if kind else exc.suggestions
+        context = {"name": name, "suggestions": ", ".join(suggestions)}
+        template = (gettext_noop("unknown component {name!r}; did you mean {suggestions}?") if suggestions
                     else gettext_noop("unknown component {name!r}"))
         errors.append(FieldError(join_path(path, "component"), template, "unknown_component", context))
         return None, errors
-    if kind is not None and component.KIND != kind:
+    if kind is not None and kind != component.KIND:
         errors.append(FieldError(
             join_path(path, "component"),
             gettext_noop("expects a component of kind {expected}; {name} is of kind {kind}"),

@@ -3,11 +3,14 @@ values, and the masked form a user is shown instead of the secret."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, ClassVar
 
 from pydantic import AfterValidator, SecretStr
 
-from rag.core import ConfigObject
+from rag.clients.outbound import origin
+from rag.core import ConfigObject, CredentialError
+from rag.core.i18n import gettext_noop
 
 MASK = "••••"
 # Below this length, even the three-plus-four characters of a mask would give away too much.
@@ -41,6 +44,18 @@ def mask_secret(secret: str) -> str:
     return f"{secret[:3]}…{secret[-4:]}"
 
 
+class CredentialDestinationError(CredentialError):
+    """A component would send a credential to a server it is not bound to."""
+
+    code = "credential_destination"
+    template = gettext_noop("the credential {name!r} may be sent only to {allowed}, not to {destination}")
+
+    def __init__(self, name: str, allowed: list[str], destination: str) -> None:
+        self.context = {"name": name, "allowed": ", ".join(allowed) or gettext_noop("no server"),
+                        "destination": destination}
+        super().__init__(self.template.format(**self.context))
+
+
 class CredentialComponent(ConfigObject):
     """Base of the credential components (kind ``credential``): a secret and the public settings
     that go with it, such as a base URL.
@@ -64,6 +79,36 @@ class CredentialComponent(ConfigObject):
             expected, given = ", ".join(sorted(secret_fields)) or "none", ", ".join(sorted(declared)) or "none"
             raise TypeError(f"{cls.__name__}.SECRET_PARAMS must list exactly its SecretStr parameters "
                             f"({expected}), not {given}")
+
+    _granted_destinations: tuple[str, ...] = ()
+
+    @classmethod
+    def own_destinations(cls, public_params: Mapping[str, Any]) -> list[str]:
+        """The servers the credential belongs to, by its own settings (its base URL, its
+        provider's endpoint), as URLs; overridden by the kinds that have them."""
+        return []
+
+    @classmethod
+    def destinations_of(cls, public_params: Mapping[str, Any], granted: Iterable[str] = ()) -> list[str]:
+        """Every origin (``scheme://host:port``) a credential with these public settings may be
+        sent to: its own servers and those an administrator granted it."""
+        found = (origin(url) for url in (*cls.own_destinations(public_params), *granted))
+        return list(dict.fromkeys(value for value in found if value))
+
+    def grant_destinations(self, urls: Iterable[str]) -> None:
+        """Let this credential also go to ``urls`` (an administrator's allowlist, kept by the
+        credential store, never by the credential's own editable settings)."""
+        self._granted_destinations = tuple(urls)
+
+    def destinations(self) -> list[str]:
+        return self.destinations_of(self.public_values(), self._granted_destinations)
+
+    def check_destination(self, name: str, url: str) -> None:
+        """Raise ``CredentialDestinationError`` unless the credential called ``name`` may be
+        sent to ``url``. Components call it before every use of a secret."""
+        allowed = self.destinations()
+        if origin(url) not in allowed:
+            raise CredentialDestinationError(name, allowed, origin(url) or url)
 
     def secret_values(self) -> dict[str, str]:
         """The secrets in plain text, for the credential store to encrypt. Handle with care."""

@@ -3,14 +3,18 @@ HTTP service, and the API key of a web search provider."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
-from rag.core import ml, param, register
 from rag.core import Params as BaseParams
+from rag.core import ml, param, register
 
 from .base import CredentialComponent, Secret
 
 _BASE_URL_TITLE = ml("Base URL", "URL base", "基礎 URL")
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+# The web search APIs by their own names.
+SEARCH_PROVIDERS = {"brave": ml("Brave Search"), "tavily": ml("Tavily"), "serper": ml("Serper")}
 
 
 @register
@@ -35,9 +39,9 @@ class OpenAIAPIKey(CredentialComponent):
         "用於 OpenAI 或任何 OpenAI 相容伺服器的 API 金鑰，以加密方式儲存。",
     )
     REPRESENTATION = ml(
-        "OpenAI key · {base_url|any server}",
-        "Clave de OpenAI · {base_url|cualquier servidor}",
-        "OpenAI 金鑰 · {base_url|任何伺服器}",
+        "OpenAI key · {base_url|api.openai.com}",
+        "Clave de OpenAI · {base_url|api.openai.com}",
+        "OpenAI 金鑰 · {base_url|api.openai.com}",
     )
     SECRET_PARAMS = ("api_key",)
     EXAMPLE_PARAMS: ClassVar[dict[str, Any]] = {"api_key": "sk-example-000000000000000000000000"}
@@ -55,10 +59,12 @@ class OpenAIAPIKey(CredentialComponent):
             None,
             title=_BASE_URL_TITLE,
             description=ml(
-                "The API root this key is for, e.g. https://api.openai.com/v1; empty means any.",
-                "La raíz de la API para la que sirve esta clave, p. ej. https://api.openai.com/v1; vacío "
-                "significa cualquiera.",
-                "此金鑰適用的 API 根網址，例如 https://api.openai.com/v1；留空表示任何伺服器。",
+                "The API root this key is for, e.g. http://10.0.0.5:8000/v1; the key is sent to no other "
+                "server. Empty means OpenAI's own, https://api.openai.com/v1.",
+                "La raíz de la API para la que sirve esta clave, p. ej. http://10.0.0.5:8000/v1; la clave no "
+                "se envía a ningún otro servidor. Vacío significa la de OpenAI, https://api.openai.com/v1.",
+                "此金鑰適用的 API 根網址，例如 http://10.0.0.5:8000/v1；金鑰不會傳送到其他伺服器。"
+                "留空表示 OpenAI 本身的 https://api.openai.com/v1。",
             ),
         )
         organization: str | None = param(
@@ -70,6 +76,10 @@ class OpenAIAPIKey(CredentialComponent):
                 "OpenAI 組織 ID（org-...），用於屬於多個組織的金鑰。",
             ),
         )
+
+    @classmethod
+    def own_destinations(cls, public_params: Mapping[str, Any]) -> list[str]:
+        return [public_params.get("base_url") or OPENAI_BASE_URL]
 
 
 @register
@@ -124,6 +134,13 @@ class BearerToken(CredentialComponent):
         return self.params.header, token
 
 
+SEARCH_PROVIDER_ENDPOINTS: dict[str, str] = {
+    "brave": "https://api.search.brave.com",
+    "tavily": "https://api.tavily.com",
+    "serper": "https://google.serper.dev",
+}
+
+
 @register
 class WebSearchAPIKey(CredentialComponent):
     """The API key of a web search provider, for web retrieval (CRAG's fallback).
@@ -165,6 +182,7 @@ class WebSearchAPIKey(CredentialComponent):
         provider: Literal["brave", "tavily", "serper", "searxng"] = param(
             "brave",
             title=ml("Provider", "Proveedor", "服務商"),
+            labels={**SEARCH_PROVIDERS, "searxng": ml("SearXNG")},
             description=ml(
                 "The search API this key belongs to.",
                 "La API de búsqueda a la que pertenece esta clave.",
@@ -180,3 +198,8 @@ class WebSearchAPIKey(CredentialComponent):
                 "端點，用於自架的 SearXNG 或代理；留空則使用服務商自己的端點。",
             ),
         )
+
+    @classmethod
+    def own_destinations(cls, public_params: Mapping[str, Any]) -> list[str]:
+        own = public_params.get("base_url") or SEARCH_PROVIDER_ENDPOINTS.get(public_params.get("provider") or "brave")
+        return [own] if own else []

@@ -9,6 +9,17 @@ from typing import Any
 from rag.core.errors import TrellisError
 
 
+def reason_text(template: str, context: Mapping[str, Any]) -> str:
+    """A reason in English: ``template`` formatted with ``context``, then the library's own words
+    (``context["detail"]``, never translated) after a colon."""
+    try:
+        text = template.format(**context)
+    except (KeyError, IndexError, ValueError):
+        text = template
+    detail = context.get("detail")
+    return f"{text}: {detail}" if detail and "{detail}" not in template else text
+
+
 class DocumentError(TrellisError):
     """Base class of every error about a document or its chunks."""
 
@@ -18,7 +29,8 @@ class DocumentParseError(DocumentError):
 
     The reason is ``template`` formatted with ``context``, as for ``FieldError``: an adapter can
     translate ``template`` (marked with ``gettext_noop``) and format it the same way, or branch
-    on ``code``.
+    on ``code``. What a library said about the file goes in ``context["detail"]``, outside the
+    template: it stays in the library's words, shown apart from the translated reason.
 
     Parameters
     ----------
@@ -50,11 +62,13 @@ class DocumentParseError(DocumentError):
 
     @property
     def reason(self) -> str:
-        """The human-readable reason, never a stack trace."""
-        try:
-            return self.template.format(**self.context)
-        except (KeyError, IndexError, ValueError):
-            return self.template
+        """The human-readable reason in English, the library's detail after it; never a stack trace."""
+        return reason_text(self.template, self.context)
+
+    @property
+    def detail(self) -> str | None:
+        """What the parsing library said, in its own words, when it said something."""
+        return self.context.get("detail") or None
 
     def __str__(self) -> str:
         return self.reason

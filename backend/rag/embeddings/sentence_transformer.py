@@ -153,6 +153,7 @@ class AllMiniLML6V2Embedding(SentenceTransformerBase):
 
     ICON = "brain"
     DISPLAY_NAME = ml("all-MiniLM-L6-v2 (English)", "all-MiniLM-L6-v2 (inglés)", "all-MiniLM-L6-v2（英文）")
+    SHORT_NAME = ml("all-MiniLM-L6-v2", "all-MiniLM-L6-v2", "all-MiniLM-L6-v2")
     DESCRIPTION = ml(
         "Small, fast English sentence embeddings (384 dimensions), installed with Trellis, so it works offline.",
         "Vectores de oraciones en inglés, pequeños y rápidos (384 dimensiones), instalados con Trellis, "
@@ -221,6 +222,7 @@ class ParaphraseMultilingualMiniLML12V2Embedding(SentenceTransformerBase):
     class Params(EmbeddingParams):
         local_path: str | None = param(
             None,
+            json_schema_extra={"x-local-path": True},
             title=ml("Local directory", "Directorio local", "本機目錄"),
             description=ml(
                 "A directory holding the model as sentence-transformers saves it; empty means the "
@@ -273,6 +275,7 @@ class SentenceTransformerEmbedding(SentenceTransformerBase):
 
     ICON = "box"
     DISPLAY_NAME = ml("Sentence Transformers model", "Modelo de Sentence Transformers", "Sentence Transformers 模型")
+    SHORT_NAME = ml("Sentence Transformers", "Sentence Transformers", "Sentence Transformers")
     DESCRIPTION = ml(
         "Any sentence-transformers model from a local directory or the Hugging Face cache, with optional "
         "query and passage prefixes.",
@@ -295,7 +298,7 @@ class SentenceTransformerEmbedding(SentenceTransformerBase):
                 "已安裝的嵌入模型（模型頁面）、本機目錄，或已存在於本機快取中的 Hugging Face 模型名稱（不會下載任何內容）。",
             ),
             min_length=1,
-            json_schema_extra={"x-model-kind": "embedding"},
+            json_schema_extra={"x-model-name": True, "x-model-kind": "embedding"},
         )
         query_prefix: str = param(
             "",

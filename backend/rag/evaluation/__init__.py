@@ -11,16 +11,21 @@ from .answers import (
     answer_contains,
     answer_tokens,
     citation_precision,
+    concise_contains,
     exact_match,
     judge_faithfulness,
+    longest_shared_span,
     normalize_answer,
     strip_citations,
     token_f1,
+    verbatim_copy,
 )
 from .corpus import EvaluationCorpus, MemoryStores, MemoryVectorCollection, build_corpus
 from .datasets import (
     CorpusDocument,
     DatasetError,
+    DatasetLimits,
+    DroppedRecord,
     EvaluationDataset,
     Query,
     assemble,
@@ -32,6 +37,7 @@ from .datasets import (
     readme_title,
     write_beir,
 )
+from .depth import deepen
 from .metrics import (
     RECALL_CURVE_KS,
     RETRIEVAL_METRICS,
@@ -42,7 +48,6 @@ from .metrics import (
     query_metrics,
     recall_at,
 )
-from .depth import deepen
 from .report import (
     REPORT_FILES,
     answers_table,
@@ -74,6 +79,8 @@ __all__ = [
     "RETRIEVAL_METRICS",
     "CorpusDocument",
     "DatasetError",
+    "DatasetLimits",
+    "DroppedRecord",
     "EvaluationCorpus",
     "EvaluationDataset",
     "MemoryStores",
@@ -90,6 +97,7 @@ __all__ = [
     "bootstrap_ci",
     "build_corpus",
     "citation_precision",
+    "concise_contains",
     "clean",
     "compare",
     "compare_paired",
@@ -106,6 +114,7 @@ __all__ = [
     "flat_summary",
     "pipeline_summaries",
     "judge_faithfulness",
+    "longest_shared_span",
     "load_beir",
     "load_beir_archive",
     "markdown_report",
@@ -122,5 +131,7 @@ __all__ = [
     "strategy_config",
     "strip_citations",
     "token_f1",
+    "verbatim_copy",
     "write_beir",
+    "write_report",
 ]

@@ -1,5 +1,6 @@
 """Answer metrics: exact match and token F1 against reference answers, whether the answer
-contains a reference, citation precision, and an LLM-judged faithfulness score.
+contains a reference (and does so concisely), whether it copies a passage instead of answering,
+citation precision, and an LLM-judged faithfulness score.
 
 Answers are compared after a language-aware normalisation in the manner of the SQuAD and MLQA
 evaluation scripts: lower case, punctuation removed, the language's articles removed, spaces
@@ -14,6 +15,7 @@ import string
 import unicodedata
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from difflib import SequenceMatcher
 from typing import Any
 
 ARTICLES: dict[str, frozenset[str]] = {
@@ -116,6 +118,47 @@ def answer_contains(prediction: str, references: Sequence[str], language: str | 
                             for start in range(len(predicted) - len(expected) + 1)):
             return 1.0
     return 0.0
+
+
+CONCISE_WORDS = 40
+CONCISE_CJK_CHARACTERS = 80
+COPIED_SPAN_WORDS = 25
+
+
+def answer_length(text: str) -> tuple[int, str]:
+    """The answer's length without its citations: ``(count, unit)``, in characters (spaces
+    excluded) when it holds CJK ideographs, else in words."""
+    prose = strip_citations(text).strip()
+    if _CJK_CHARACTER.search(prose):
+        return sum(1 for character in prose if not character.isspace()), "characters"
+    return len(prose.split()), "words"
+
+
+def concise_contains(prediction: str, references: Sequence[str], language: str | None = None) -> float:
+    """1.0 when the answer contains a reference and is short: at most 40 words, or 80
+    characters for CJK text, citations not counted. A passage pasted back often contains the
+    reference too; this is the measure of an answer."""
+    count, unit = answer_length(prediction)
+    limit = CONCISE_CJK_CHARACTERS if unit == "characters" else CONCISE_WORDS
+    return answer_contains(strip_citations(prediction), references, language) if count <= limit else 0.0
+
+
+def longest_shared_span(answer: str, passages: Sequence[str], language: str | None = None) -> int:
+    """The most consecutive tokens (words; each CJK ideograph one token) the answer shares with
+    any one passage, after normalisation and with citations stripped."""
+    tokens = answer_tokens(strip_citations(answer), language)
+    best = 0
+    for passage in passages:
+        other = answer_tokens(passage, language)
+        if tokens and other:
+            matcher = SequenceMatcher(None, tokens, other, autojunk=False)
+            best = max(best, matcher.find_longest_match(0, len(tokens), 0, len(other)).size)
+    return best
+
+
+def verbatim_copy(answer: str, passages: Sequence[str], language: str | None = None) -> float:
+    """1.0 when the answer repeats more than 25 consecutive tokens of a passage it was given."""
+    return float(longest_shared_span(answer, passages, language) > COPIED_SPAN_WORDS)
 
 
 def citation_precision(cited_corpus_ids: Sequence[str | None], judgements: Mapping[str, int]) -> float | None:

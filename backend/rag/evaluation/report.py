@@ -72,15 +72,17 @@ def answers_table(pipelines: Sequence[Mapping[str, Any]]) -> str | None:
     rows = [pipeline for pipeline in pipelines if pipeline.get("answers")]
     if not rows:
         return None
-    header = ["Pipeline", "Answered", "Exact match", "Token F1", "Contains answer", "Citation precision",
-              "Faithfulness", "p50 ms", "LLM calls/q"]
+    header = ["Pipeline", "Answered", "Exact match", "Token F1", "Contains answer", "Concise and correct",
+              "Copies a passage", "Citation precision", "Faithfulness", "p50 ms", "LLM calls/q"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for pipeline in rows:
         answers = pipeline["answers"]
         lines.append("| " + " | ".join([
             pipeline["name"], str(answers["queries"]), _number(answers["exact_match"]), _number(answers["f1"]),
-            _number(answers["contains"]), _number(answers["citation_precision"]), _number(answers["faithfulness"]),
-            _ms(answers["latency_ms"]["p50"]), _number(answers["llm_calls_per_query"], 1)]) + " |")
+            _number(answers["contains"]), _number(answers.get("concise_contains")),
+            _number(answers.get("verbatim_copy")), _number(answers["citation_precision"]),
+            _number(answers["faithfulness"]), _ms(answers["latency_ms"]["p50"]),
+            _number(answers["llm_calls_per_query"], 1)]) + " |")
     return "\n".join(lines)
 
 

@@ -12,6 +12,7 @@ each pipeline entry holds ``metrics`` (means), ``ci`` (95 % bootstrap intervals)
 from __future__ import annotations
 
 import json
+import logging
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from rag.components import load_components
-from rag.core import ConfigObject, TrellisError, build, validate_or_raise
+from rag.core import ConfigObject, TrellisError, build, readable_error, validate_or_raise
 from rag.embeddings import default_embedding_for_language
 from rag.presets import PRESETS
 from rag.tracing import TraceRecorder, recording
@@ -28,10 +29,12 @@ from rag.tracing import TraceRecorder, recording
 from .answers import (
     answer_contains,
     citation_precision,
+    concise_contains,
     exact_match,
     judge_faithfulness,
     strip_citations,
     token_f1,
+    verbatim_copy,
 )
 from .corpus import EvaluationCorpus, MemoryStores, build_corpus
 from .datasets import EvaluationDataset
@@ -39,10 +42,13 @@ from .depth import deepen
 from .metrics import RECALL_CURVE_KS, RETRIEVAL_METRICS, document_ranking, mean, query_metrics, recall_curve
 from .statistics import bootstrap_ci, compare_paired, percentile
 
+logger = logging.getLogger(__name__)
+
 Progress = Callable[[int, int], None]
 """Called as ``progress(done, total)`` after each query (retrieval and answering alike)."""
 
-ANSWER_METRICS: tuple[str, ...] = ("exact_match", "f1", "contains", "citation_precision", "faithfulness")
+ANSWER_METRICS: tuple[str, ...] = ("exact_match", "f1", "contains", "concise_contains", "verbatim_copy",
+                                   "citation_precision", "faithfulness")
 KEPT_RESULTS = 10
 QUERY_TEXT_KEPT = 300  # enough to recognise a query in the per-query table
 
@@ -173,7 +179,9 @@ def evaluate_pipeline(
                     hits, _ = retriever.search(query.text, depth)
                     error = None
                 except Exception as exc:  # a failed query scores 0 and is reported, the run goes on
-                    hits, error = [], str(exc) if isinstance(exc, TrellisError) else f"{type(exc).__name__}: {exc}"
+                    if not isinstance(exc, TrellisError):
+                        logger.error("query %s failed", query.id, exc_info=exc)
+                    hits, error = [], readable_error(exc).message
                 elapsed_ms = (time.perf_counter() - began) * 1000
             ranking = document_ranking((hit.chunk for hit in hits), corpus.corpus_id_of)
             row: dict[str, Any] = {"query_id": query.id, "query": query.text[:QUERY_TEXT_KEPT],
@@ -224,19 +232,16 @@ def warm_up(component: ConfigObject) -> None:
 
 def _answer(dataset: EvaluationDataset, strategy: Any, corpus: EvaluationCorpus, rows: list[dict[str, Any]],
             judge: ConfigObject | None, progress: Progress | None, offset: int, total: int) -> dict[str, Any]:
-    from rag.strategies import StrategyError
-
     queries = {query.id: query for query in dataset.queries}
-    latencies, calls = [], []
+    latencies, first_tokens, calls = [], [], []
     for done, row in enumerate(rows, start=1):
         query = queries[row["query_id"]]
-        began = time.perf_counter()
-        try:
-            state = strategy.run(query.text)
-        except StrategyError as exc:
-            state = {**exc.state, "error": str(exc)}
-        row["answer_latency_ms"] = round((time.perf_counter() - began) * 1000, 3)
+        state, first_token_ms, total_ms = _streamed_answer(strategy, query.text)
+        row["answer_latency_ms"] = round(total_ms, 3)
         latencies.append(row["answer_latency_ms"])
+        if first_token_ms is not None:
+            row["first_token_ms"] = round(first_token_ms, 3)
+            first_tokens.append(first_token_ms)
         trace = state.get("trace") or {}
         row["answer_llm_calls"] = trace.get("llm_calls", 0)
         calls.append(row["answer_llm_calls"])
@@ -244,17 +249,20 @@ def _answer(dataset: EvaluationDataset, strategy: Any, corpus: EvaluationCorpus,
         row["answer"] = answer[:2000]
         if state.get("error"):
             row["answer_error"] = state["error"]
+        passages = [chunk["text"] for chunk in state.get("chunks_sent") or []]
         if query.answers:
             prose = strip_citations(answer)
             row["exact_match"] = exact_match(prose, query.answers, dataset.language)
             row["f1"] = token_f1(prose, query.answers, dataset.language)
             row["contains"] = answer_contains(prose, query.answers, dataset.language)
+            row["concise_contains"] = concise_contains(answer, query.answers, dataset.language)
+        if answer.strip():
+            row["verbatim_copy"] = verbatim_copy(answer, passages, dataset.language)
         cited = [corpus.corpus_id_of(citation["document_id"]) for citation in state.get("citations") or []]
         precision = citation_precision(cited, dataset.relevant(query.id))
         if precision is not None:
             row["citation_precision"] = precision
         if judge is not None and answer.strip():
-            passages = [chunk["text"] for chunk in state.get("chunks_sent") or []]
             score, details = judge_faithfulness(judge, query.text, answer, passages)
             if score is not None:
                 row["faithfulness"] = score
@@ -263,12 +271,29 @@ def _answer(dataset: EvaluationDataset, strategy: Any, corpus: EvaluationCorpus,
         if progress is not None:
             progress(offset + done, total)
     summary: dict[str, Any] = {"queries": len(rows), "latency_ms": _latency(latencies),
+                               "first_token_ms": _latency(first_tokens) if first_tokens else None,
                                "llm_calls_per_query": mean(calls)}
     for name in ANSWER_METRICS:
         values = [row[name] for row in rows if name in row]
         summary[name] = mean(values) if values else None
         summary[f"{name}_queries"] = len(values)
     return summary
+
+
+def _streamed_answer(strategy: Any, question: str) -> tuple[dict[str, Any], float | None, float]:
+    """The run's final state (``error`` set when it failed), the milliseconds until the first
+    token of the answer arrived (as a chat user waits for it), and the milliseconds in all."""
+    began = time.perf_counter()
+    first_token_ms = None
+    state: dict[str, Any] = {}
+    for event in strategy.stream(question):
+        if event["type"] == "generation.delta" and first_token_ms is None:
+            first_token_ms = (time.perf_counter() - began) * 1000
+        elif event["type"] == "answer.completed":
+            state = event["state"]
+        elif event["type"] == "run.failed":
+            state = {**event["state"], "error": event["error"]}
+    return state, first_token_ms, (time.perf_counter() - began) * 1000
 
 
 def _latency(values: Sequence[float]) -> dict[str, float]:

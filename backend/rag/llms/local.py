@@ -58,6 +58,7 @@ class LocalLLM(LLM):
     CATEGORY = "language models"
     ICON = "cpu"
     DISPLAY_NAME = ml("Local model (llama.cpp)", "Modelo local (llama.cpp)", "本機模型（llama.cpp）")
+    SHORT_NAME = ml("Local model", "Modelo local", "本機模型")
     DESCRIPTION = ml(
         "A small chat model that runs on this computer's CPU with llama.cpp: private, free, no key; "
         "slower and less capable than large hosted models.",
@@ -72,19 +73,24 @@ class LocalLLM(LLM):
     )
 
     class Params(LLMParams):
-        model: Literal["qwen2.5-0.5b-instruct", "smollm2-135m-instruct"] = param(
+        model: Literal["qwen2.5-0.5b-instruct", "qwen2.5-1.5b-instruct", "smollm2-135m-instruct"] = param(
             "qwen2.5-0.5b-instruct",
             title=ml("Packaged model", "Modelo incluido", "內建模型"),
             description=ml(
-                "qwen2.5-0.5b-instruct answers from context well for its size; smollm2-135m-instruct is "
-                "faster but invents facts (for tests).",
+                "qwen2.5-0.5b-instruct answers from context well for its size; qwen2.5-1.5b-instruct "
+                "answers harder questions but reads the passages about half as fast (install it with "
+                "`make models-quality`); smollm2-135m-instruct is faster but invents facts (for tests).",
                 "qwen2.5-0.5b-instruct responde bien a partir del contexto para su tamaño; "
-                "smollm2-135m-instruct es más rápido pero inventa datos (para pruebas).",
-                "qwen2.5-0.5b-instruct 以其規模而言能依據上下文良好回答；smollm2-135m-instruct 較快但會捏造事實（供測試用）。",
+                "qwen2.5-1.5b-instruct responde preguntas más difíciles pero lee los pasajes a la mitad de "
+                "velocidad (se instala con `make models-quality`); smollm2-135m-instruct es más rápido pero "
+                "inventa datos (para pruebas).",
+                "qwen2.5-0.5b-instruct 以其規模而言能依據上下文良好回答；qwen2.5-1.5b-instruct 能回答較難的問題，"
+                "但讀取段落的速度約只有一半（以 `make models-quality` 安裝）；smollm2-135m-instruct 較快但會捏造事實（供測試用）。",
             ),
         )
         gguf_path: str | None = param(
             None, min_length=1,
+            json_schema_extra={"x-local-path": True},
             title=ml("Other GGUF file", "Otro archivo GGUF", "其他 GGUF 檔案"),
             description=ml(
                 "A path to any GGUF chat model on this machine; overrides the packaged model.",

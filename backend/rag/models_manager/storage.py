@@ -94,7 +94,7 @@ def folder_size(folder: Path) -> int:
 
 
 def _now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="microseconds")
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="microseconds")
 
 
 class ModelStore:

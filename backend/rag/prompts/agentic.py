@@ -30,6 +30,7 @@ class AgenticEnsemblePrompt(ConfigObject):
     CATEGORY = "prompts"
     ICON = "message-square-text"
     DISPLAY_NAME = ml("Agentic planning prompt", "Prompt de planificación agéntica", "代理規劃提示詞")
+    SHORT_NAME = ml("Planning prompt", "Prompt de planificación", "規劃提示詞")
     DESCRIPTION = ml(
         "What the agentic ensemble tells its LLM: how to choose retrievers and when the pool is enough.",
         "Lo que el conjunto agéntico le indica a su LLM: cómo elegir recuperadores y cuándo basta el conjunto de fragmentos.",

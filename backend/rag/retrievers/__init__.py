@@ -1,5 +1,5 @@
 """Retrievers: the contract, sparse and dense retrievers, fusion, re-rankers and the agentic ensemble."""
 
-from .base import BaseRetriever, CompositeRetriever, Hit, RetrievalError, RetrieverParams, Window
+from .base import BaseRetriever, CompositeRetriever, Hit, RetrievalError, RetrieverParams
 
-__all__ = ["BaseRetriever", "CompositeRetriever", "Hit", "RetrievalError", "RetrieverParams", "Window"]
+__all__ = ["BaseRetriever", "CompositeRetriever", "Hit", "RetrievalError", "RetrieverParams"]

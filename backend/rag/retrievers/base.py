@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from rag.core import ConfigObject, Params, TrellisError, ml, param
+from rag.core import ConfigObject, Params, TrellisError, ml, param, readable_error
 from rag.documents.models import Chunk, ChunksByDocument, SourceDocument
 from rag.tracing import TraceNode, TraceRecorder, current_recorder, recording
+
+from .expansion import expand, merge
+
+logger = logging.getLogger(__name__)
 
 
 class RetrievalError(TrellisError):
@@ -31,19 +36,6 @@ class Hit:
     chunk: Chunk
     score: float
     sources: tuple[dict[str, Any], ...] = ()
-
-
-@dataclass
-class Window:
-    """The positions ``first..last`` of one document around a retrieved chunk."""
-
-    document_id: int
-    first: int
-    last: int
-    rank: int
-    score: float
-    hits: list[tuple[int, Hit]] = field(default_factory=list)
-    """The ``(rank, hit)`` pairs the window absorbed."""
 
 
 class RerankParams(Params):
@@ -157,8 +149,22 @@ class BaseRetriever(ConfigObject):
         reads it."""
         return None
 
-    def retrieve(self, query: str, top_k: int | None = None) -> tuple[list[Chunk], TraceNode]:
-        """The ``top_k`` chunks for ``query`` (best first) and this invocation's trace node.
+    def retrieve(self, query: str, top_k: int | None = None) -> tuple[list[Chunk], dict[str, Any]]:
+        """Retrieve the chunks for ``query``.
+
+        Parameters
+        ----------
+        query : str
+            The search query string.
+        top_k : int, optional
+            How many chunks to return; the retriever's own ``top_k`` when omitted.
+
+        Returns
+        -------
+        Tuple[List[Chunk], Dict[str, Any]]
+            The chunks, best first, and this invocation's trace node as a plain JSON-serialisable
+            dict (DESIGN §4: ``id``, ``class``, ``params``, ``query``, ``top_k``, ``elapsed_ms``,
+            ``results``, ``children``, ``rounds``, ``error``).
 
         Raises
         ------
@@ -166,39 +172,46 @@ class BaseRetriever(ConfigObject):
             When retrieval fails; its ``node`` carries the trace with the error recorded.
         """
         hits, node = self.search(query, top_k)
-        return [hit.chunk for hit in hits], node
+        return [hit.chunk for hit in hits], node.to_dict()
 
     def search(self, query: str, top_k: int | None = None) -> tuple[list[Hit], TraceNode]:
-        """Like ``retrieve`` but with scores; composites combine their children through it."""
-        recorder = current_recorder()
-        if recorder is None:
-            with recording(TraceRecorder()):
-                return self.search(query, top_k)
+        """Like ``retrieve`` but with scores and the live trace node; composites and strategies
+        combine retrievers through it."""
         k = self.default_top_k if top_k is None else int(top_k)
         if k < 1:
             raise ValueError(f"top_k must be ≥ 1, got {k}")
+        return self._traced_search(query, k)
+
+    def _traced_search(self, query: str, k: int, details: dict[str, Any] | None = None) -> tuple[list[Hit], TraceNode]:
+        recorder = current_recorder()
+        if recorder is None:
+            with recording(TraceRecorder()):
+                return self._traced_search(query, k, details)
         node = TraceNode(
             id=recorder.next_id(),
             component=self.NAME,
             params=self.trace_params or self.to_config()["params"],
             query=query,
             top_k=k,
+            details=dict(details or {}),
         )
         started = time.perf_counter()
         try:
             hits = self._search(query, k, node)
             if self.params.enable_retrieve_then_expand:
-                hits = self.merge_expanded_chunks(self.expand_retrieved_chunks(hits, self.params.expand_window))
+                hits = self._expand_hits(hits)
         except Exception as exc:
             node.elapsed_ms = (time.perf_counter() - started) * 1000
-            node.error = str(exc) if isinstance(exc, TrellisError) else f"{type(exc).__name__}: {exc}"
+            if not isinstance(exc, TrellisError):
+                logger.error("%s failed on %r", self.NAME, query[:200], exc_info=exc)
+            node.error = readable_error(exc).message
             recorder.node_completed(node)
             if isinstance(exc, RetrievalError) and exc.node is None:
                 exc.node = node
                 raise
             raise RetrievalError(node.error, node) from exc
         node.elapsed_ms = (time.perf_counter() - started) * 1000
-        node.results = [result_row(hit, rank) for rank, hit in enumerate(hits, start=1)]
+        node.results = [result_row(hit, rank, self.documents) for rank, hit in enumerate(hits, start=1)]
         recorder.node_completed(node)
         return hits, node
 
@@ -215,93 +228,84 @@ class BaseRetriever(ConfigObject):
 
     # -- retrieve-then-expand ---------------------------------------------------------------
 
-    def _last_position(self, document_id: int) -> int:
-        positions = self.chunks.get(document_id)
-        if not positions:
-            raise RetrievalError(f"document {document_id} has no chunks loaded; cannot expand")
-        return max(positions)
+    def expand_retrieved_chunks(self, chunks: Sequence[Chunk], window_size: int) -> list[Chunk]:
+        """Expand chunks into centred windows (DESIGN §4), one per chunk, in order.
 
-    def expand_retrieved_chunks(self, hits: Sequence[Hit], window_size: int) -> list[Window]:
-        """One window of ``window_size`` positions per hit, in rank order (DESIGN §4): odd sizes
-        centre on the hit, even sizes put the extra position after it, clipped to the document."""
-        if window_size < 1:
-            raise ValueError(f"window_size must be ≥ 1, got {window_size}")
-        before = (window_size - 1) // 2
-        after = window_size - 1 - before
-        windows = []
-        for rank, hit in enumerate(hits, start=1):
-            chunk = hit.chunk
-            last = self._last_position(chunk.document_id)
-            windows.append(Window(
-                document_id=chunk.document_id,
-                first=max(0, chunk.position - before),
-                last=min(last, chunk.position + after),
-                rank=rank,
-                score=hit.score,
-                hits=[(rank, hit)],
-            ))
-        return windows
+        A window holds ``window_size`` chunks of the chunk's document, the chunk included: odd
+        sizes centre on it, even sizes put the extra chunk after it, and a window never leaves
+        its document. Its text is the document's text over the covered chunks' span (their
+        overlap once); its metadata adds ``window`` (first and last position),
+        ``window_chunk_ids`` and ``retrieved_positions``. A window that covers only the chunk
+        itself (``window_size=1``, a one-chunk document) is the chunk, unchanged.
 
-    def merge_expanded_chunks(self, windows: Sequence[Window]) -> list[Hit]:
-        """Merge overlapping windows of one document into one chunk whose text concatenates the
-        covered chunks in order, ranked at the best rank it absorbed. Windows that only touch
-        stay apart, so a plain chunk is never widened."""
-        by_document: dict[int, list[Window]] = {}
-        for window in windows:
-            by_document.setdefault(window.document_id, []).append(window)
-        merged: list[Window] = []
-        for document_windows in by_document.values():
-            document_windows.sort(key=lambda window: (window.first, window.rank))
-            current = _copy_window(document_windows[0])
-            for window in document_windows[1:]:
-                if window.first <= current.last:
-                    current.last = max(current.last, window.last)
-                    if window.rank < current.rank:
-                        current.rank, current.score = window.rank, window.score
-                    current.hits.extend(window.hits)
-                else:
-                    merged.append(current)
-                    current = _copy_window(window)
-            merged.append(current)
-        merged.sort(key=lambda window: window.rank)
-        return [
-            Hit(self._window_chunk(window), window.score, min(window.hits, key=lambda ranked: ranked[0])[1].sources)
-            for window in merged
-        ]
+        Parameters
+        ----------
+        chunks : List[Chunk]
+            Chunks of documents this retriever holds (``inject_infra``), best first.
+        window_size : int
+            Chunks per window, at least 1.
 
-    def _window_chunk(self, window: Window) -> Chunk:
-        document = self.chunks[window.document_id]
-        covered = [document[position] for position in range(window.first, window.last + 1) if position in document]
-        best = min(window.hits, key=lambda ranked: ranked[0])[1].chunk
-        if window.first == window.last:
-            return best
-        return Chunk(
-            id=best.id,
-            document_id=window.document_id,
-            position=window.first,
-            text="\n".join(chunk.text for chunk in covered),
-            metadata={
-                **best.metadata,
-                "window": [window.first, window.last],
-                "window_chunk_ids": [chunk.id for chunk in covered],
-                "retrieved_positions": sorted({hit.chunk.position for _, hit in window.hits}),
-            },
-        )
+        Returns
+        -------
+        List[Chunk]
+            One chunk per input chunk; merge overlapping ones with ``merge_expanded_chunks``.
+        """
+        try:
+            return expand(chunks, window_size, self.chunks)
+        except LookupError as exc:
+            raise RetrievalError(str(exc)) from None
+
+    def merge_expanded_chunks(self, chunks: Sequence[Chunk]) -> list[Chunk]:
+        """Merge overlapping expanded units without widening plain chunks.
+
+        Expanded units (windows from ``expand_retrieved_chunks``) of one document that share a
+        position become one chunk: the document's text over the covered span, under the id of
+        the best-ranked unit it absorbed and at that unit's rank, its ``retrieved_positions``
+        the union. Units that only touch stay apart. Plain chunks are returned as they are.
+
+        Parameters
+        ----------
+        chunks : List[Chunk]
+            Expanded units and plain chunks, best first.
+
+        Returns
+        -------
+        List[Chunk]
+            Best first, each merged unit where its best-ranked member was.
+        """
+        return merge(chunks, self.chunks)
+
+    def _expand_hits(self, hits: Sequence[Hit]) -> list[Hit]:
+        """Retrieve-then-expand on hits: a merged window keeps the score and sources of the
+        best-ranked hit it absorbed (whose chunk id it carries)."""
+        best: dict[int, Hit] = {}
+        for hit in hits:
+            best.setdefault(hit.chunk.id, hit)
+        merged = self.merge_expanded_chunks(
+            self.expand_retrieved_chunks([hit.chunk for hit in hits], self.params.expand_window))
+        return [Hit(chunk, best[chunk.id].score, best[chunk.id].sources) for chunk in merged]
 
 
-def _copy_window(window: Window) -> Window:
-    return Window(window.document_id, window.first, window.last, window.rank, window.score, list(window.hits))
+# How much of a chunk's text a trace row carries, so a trace reads without looking chunks up.
+PREVIEW_CHARACTERS = 200
 
 
-def result_row(hit: Hit, rank: int) -> dict[str, Any]:
+def result_row(hit: Hit, rank: int, documents: Mapping[int, SourceDocument] | None = None) -> dict[str, Any]:
+    """One row of a trace node's results: where the chunk is, how it scored, and enough to show
+    it (its document's name when known, the start of its text)."""
     chunk = hit.chunk
-    row = {
+    row: dict[str, Any] = {
         "chunk_id": chunk.id,
         "document_id": chunk.document_id,
         "position": chunk.position,
         "score": float(hit.score),
         "rank": rank,
     }
+    document = (documents or {}).get(chunk.document_id)
+    if document is not None:
+        row["document_name"] = document.name
+    text = " ".join(chunk.text.split())
+    row["preview"] = text if len(text) <= PREVIEW_CHARACTERS else text[: PREVIEW_CHARACTERS - 1].rstrip() + "…"
     if "window" in chunk.metadata:
         row["window"] = chunk.metadata["window"]
     if hit.sources:

@@ -9,6 +9,7 @@ state; ``astream`` is the async iterator a websocket consumer reads.
 from __future__ import annotations
 
 import asyncio
+import logging
 import queue
 import threading
 import time
@@ -16,10 +17,12 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar
 
-from rag.core import ConfigObject, Params, TrellisError
+from rag.core import ConfigObject, Params, TrellisError, readable_error
 from rag.documents.models import SourceDocument
 from rag.retrievers import BaseRetriever, Hit, RetrievalError
 from rag.tracing import TraceRecorder, recording
+
+logger = logging.getLogger(__name__)
 
 _END = object()
 """Marks the end of a run's events."""
@@ -117,14 +120,19 @@ class RunHandle:
 
 
 class Strategy(ConfigObject):
-    """Base of strategies. Subclasses implement ``_execute(run)`` with the helpers below."""
+    """Base of strategies. Subclasses implement ``_execute(run)`` with the helpers below.
+
+    ``POSITIONAL`` names the parameters that may also be given by position, in order, as the
+    reference signatures have them (``NaiveRAG(retriever, response_synthesizer)``).
+    """
 
     KIND: ClassVar[str] = "strategy"
     CATEGORY: ClassVar[str] = "strategies"
     Params: ClassVar[type[Params]] = Params
+    POSITIONAL: ClassVar[tuple[str, ...]] = ()
 
-    def __init__(self, **params: Any) -> None:
-        super().__init__(**params)
+    def __init__(self, *args: Any, **params: Any) -> None:
+        super().__init__(**positional_params(type(self), args, params))
         self.documents: Mapping[int, SourceDocument] = {}
 
     def inject_infra(self, documents: Mapping[int, SourceDocument] | None = None, **other: Any) -> None:
@@ -163,7 +171,9 @@ class Strategy(ConfigObject):
             run.finish()
         except Exception as exc:
             run.finish()
-            message = str(exc) if isinstance(exc, TrellisError) else f"{type(exc).__name__}: {exc}"
+            if not isinstance(exc, TrellisError):
+                logger.error("%s failed", type(self).__name__, exc_info=exc)
+            message = readable_error(exc).message
             run.state["trace"]["error"] = message
             run.emit({"type": "run.failed", "error": message, "trace": run.state["trace"], "state": run.state,
                       "exception": exc})
@@ -249,6 +259,19 @@ class Strategy(ConfigObject):
                     close()
             run.state["response"] = "".join(pieces)
             run.state["citations"] = synthesizer.citations(run.state["response"], prepared, self.documents)
+
+
+def positional_params(strategy: type[Strategy], args: Sequence[Any], params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` with ``args`` added under the names ``strategy.POSITIONAL`` gives them."""
+    names = strategy.POSITIONAL
+    if len(args) > len(names):
+        raise TypeError(f"{strategy.__name__}() takes at most {len(names)} positional argument(s) "
+                        f"({', '.join(names) or 'none'}), {len(args)} given")
+    for name, value in zip(names, args, strict=False):
+        if name in params:
+            raise TypeError(f"{strategy.__name__}() got {name!r} both by position and by name")
+        params[name] = value
+    return params
 
 
 def hit_row(hit: Hit, number: int | None = None) -> dict[str, Any]:

@@ -19,11 +19,14 @@ class CRAG(Strategy):
     All relevant → ``relevant``: answer from the chunks. None → ``irrelevant``: search the web
     when a web retriever is configured, else answer from the original chunks. Some →
     ``ambiguous``: answer from the relevant ones. No evaluator → ``relevant``. Each branch may
-    re-rank first. The decision and its reasons are in the trace.
+    re-rank first. The decision and its reasons are in the trace. ``CRAG(retriever,
+    response_synthesizer)`` takes those two by position too.
     """
 
+    POSITIONAL = ("retriever", "response_synthesizer")
     ICON = "shield-check"
     DISPLAY_NAME = ml("Corrective RAG (CRAG)", "RAG correctivo (CRAG)", "修正式 RAG（CRAG）")
+    SHORT_NAME = ml("CRAG", "CRAG", "CRAG")
     DESCRIPTION = ml(
         "Judges whether the retrieved chunks are relevant and corrects course: keeps the good ones, "
         "or searches the web when none helps.",

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from rag.core import ComponentRef, component_param, ml, param, ref, register
 
-from .base import RunContext, Strategy, set_chunks
+from .base import RunContext, Strategy, positional_params, set_chunks
 from .params import AnsweringParams
 from .steps import FuseFunction, fuse_step, rerank_step, retrieve_each, transform_step
 
@@ -14,14 +14,25 @@ from .steps import FuseFunction, fuse_step, rerank_step, retrieve_each, transfor
 @register
 class MapReduceRAG(Strategy):
     """Map: the transformer turns the question into variants, each retrieved on its own.
-    Reduce: the rankings are fused (reciprocal rank fusion, or ``fuse_fn`` given as a Python
-    callable ``rankings -> hits``) and the best ``top_k`` answer the question.
+    Reduce: the rankings are fused and the best ``top_k`` answer the question.
 
-    A callable ``fuse_fn`` exists only in Python: such a strategy cannot be saved as JSON.
+    Parameters
+    ----------
+    transformer, retriever, response_synthesizer
+        The query transformer, the retriever and the response synthesizer (components or
+        references), also accepted by position in this order.
+    fuse_fn : str or Callable[[list[list[Chunk]]], list[Chunk]], default "rrf"
+        ``"rrf"`` (reciprocal rank fusion), or a Python callable that receives the variants'
+        result lists as chunks (best first) and returns the fused chunks, best first: chunks the
+        retrievals found, each at most once, or the run fails with a ``ValueError``. A strategy
+        with a callable exists only in Python: it cannot be saved as JSON.
+    top_k : int, default 5
+        How many fused chunks reach the answer.
     """
 
     ICON = "git-fork"
     DISPLAY_NAME = ml("Map-reduce RAG", "RAG map-reduce", "Map-Reduce RAG")
+    SHORT_NAME = ml("Map-reduce", "Map-reduce", "Map-Reduce")
     DESCRIPTION = ml(
         "Rewrites the question several ways, retrieves for each and fuses the results: better recall "
         "for vague or multi-part questions.",
@@ -31,7 +42,7 @@ class MapReduceRAG(Strategy):
     )
     REPRESENTATION = ml(
         "Map-reduce · {transformer.component} · {fuse_fn} · top {top_k}",
-        "Map-reduce · {transformer.component} · {fuse_fn} · top {top_k}",
+        "Map-reduce · {transformer.component} · {fuse_fn} · {top_k} mejores",
         "Map-Reduce · {transformer.component} · {fuse_fn} · 前 {top_k} 名",
     )
 
@@ -46,6 +57,7 @@ class MapReduceRAG(Strategy):
         fuse_fn: Literal["rrf"] = param(
             "rrf",
             title=ml("Fusion", "Fusión", "融合方式"),
+            labels={"rrf": ml("RRF", "RRF", "RRF")},
             description=ml("Reciprocal rank fusion of the variants' rankings.",
                            "Fusión por rango recíproco de las clasificaciones de cada variante.",
                            "以倒數排名融合各變體的排序。"),
@@ -63,10 +75,14 @@ class MapReduceRAG(Strategy):
                            "有多少融合後的區塊用於回答。"),
         )
 
-    def __init__(self, *, fuse_fn: str | FuseFunction = "rrf", **params: Any) -> None:
+    POSITIONAL = ("transformer", "retriever", "response_synthesizer", "fuse_fn", "top_k")
+
+    def __init__(self, *args: Any, **params: Any) -> None:
+        params = positional_params(type(self), args, params)
+        fuse_fn = params.pop("fuse_fn", "rrf")
         self._fuse: FuseFunction | None = None if isinstance(fuse_fn, str) else fuse_fn
         if self._fuse is not None and not callable(self._fuse):
-            raise ValueError("fuse_fn must be 'rrf' or a callable taking the rankings")
+            raise ValueError("fuse_fn must be 'rrf' or a callable taking the variants' chunk lists")
         super().__init__(fuse_fn="rrf" if self._fuse is not None else fuse_fn, **params)
 
     def to_config(self) -> dict[str, Any]:

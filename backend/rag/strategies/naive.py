@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from rag.core import ComponentRef, component_param, ml, param, register
+from typing import Any
+
+from rag.core import ComponentRef, ConfigObject, component_param, ml, param, register
 from rag.retrievers import Hit
 
 from .base import RunContext, Strategy, set_chunks
@@ -10,16 +12,31 @@ from .params import AnsweringParams
 from .steps import expand_and_retrieve, filter_step, rerank_step
 from .synthesizer import ResponseSynthesizer  # noqa: F401  (registers the default synthesizer)
 
+
 @register
 class NaiveRAG(Strategy):
     """Retrieve once (or once per expanded query, fused by RRF), optionally filter and re-rank,
-    then answer."""
+    then answer: ``[query_expansion?] → retrieve → [relevance_filter?] → [reranker?] → generate``.
 
+    ``NaiveRAG(retriever, response_synthesizer)`` takes those two by position too.
+
+    Attributes
+    ----------
+    query_expansion : QueryTransformer or None
+        Optional query expansion: the question becomes several queries, each retrieved, fused by
+        RRF. Configured as the ``query_transformer`` parameter (the same component).
+    relevance_filter : RelevanceFilter or None
+        Optional filter of the retrieved chunks.
+    reranker : Reranker or None
+        Optional re-ranker, applied before the answer is written.
+    """
+
+    POSITIONAL = ("retriever", "response_synthesizer")
     ICON = "workflow"
     DISPLAY_NAME = ml("Naive RAG", "RAG simple", "基本 RAG")
     DESCRIPTION = ml(
         "Retrieve, optionally filter and re-rank, then answer: the straightforward pipeline.",
-        "Recupera, opcionalmente filtra y reordena, y luego responde: la canalización directa.",
+        "Recupera, opcionalmente filtra y reordena, y luego responde: el pipeline directo.",
         "檢索，選擇性地篩選與重新排序，然後回答：最直接的流程。",
     )
     REPRESENTATION = ml(
@@ -53,6 +70,17 @@ class NaiveRAG(Strategy):
                            "覆寫檢索器自身的 top_k；留空則沿用。"),
         )
 
+    @property
+    def query_expansion(self) -> ConfigObject | None:
+        """The optional query expansion step (the ``query_transformer`` parameter)."""
+        return self.query_transformer
+
+    @query_expansion.setter
+    def query_expansion(self, component: ConfigObject | None) -> None:
+        if component is not None and getattr(component, "KIND", None) != "query_transformer":
+            raise ValueError(f"query_expansion takes a query transformer, not {_kind(component)}")
+        self.query_transformer = component
+
     def _execute(self, run: RunContext) -> None:
         if run.state["top_k"] is None:
             run.state["top_k"] = self.params.top_k
@@ -64,3 +92,8 @@ class NaiveRAG(Strategy):
         if self.reranker is not None:
             hits = rerank_step(run, self.reranker, hits)
         self.generate_step(run, self.response_synthesizer, hits)
+
+
+def _kind(value: Any) -> str:
+    kind = getattr(value, "KIND", None)
+    return f"{value.NAME} (a {kind})" if kind else type(value).__name__

@@ -2,22 +2,43 @@
 
 from __future__ import annotations
 
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from pydantic import model_validator
 
-from rag.core import ComponentRef, ConfigObject, Params, children_param, component_param, ml, param, register
+from rag.core import (
+    ComponentRef,
+    ConfigObject,
+    Params,
+    TrellisError,
+    children_param,
+    component_param,
+    ml,
+    param,
+    register,
+)
 
 from .base import RunContext, Strategy
+from .slots import Classifier
+
+Predicate = Callable[[str], "bool | Awaitable[bool]"]
 
 NO_MATCH = "no_match"
 """The reserved route meaning "no branch fits"; it cannot name a branch."""
 
 NO_MATCH_ANSWER = {
     "en": "None of this pipeline's branches handles this question.",
-    "es": "Ninguna rama de esta canalización atiende esta pregunta.",
+    "es": "Ninguna rama de este pipeline atiende esta pregunta.",
     "zh-Hant": "此流程沒有任何分支能處理這個問題。",
 }
+
+
+class ClassifierAnswerError(TrellisError, ValueError):
+    """A Python classifier answered something other than True or False; the message says what."""
 
 
 def branch_problem(branches: list[tuple[str | None, bool]], *, router: bool) -> str | None:
@@ -35,6 +56,50 @@ def branch_problem(branches: list[tuple[str | None, bool]], *, router: bool) -> 
     if not router and without:
         return f"in classifier mode every branch needs a classifier: {without} have none"
     return None
+
+
+class PredicateClassifier(Classifier):
+    """A Python predicate ``question -> bool`` (or an awaitable of one) as a classifier.
+
+    Exists only in Python: a strategy holding one is not saved as JSON (its configuration names
+    the function, and no registered component has that name).
+    """
+
+    NAME = "PredicateClassifier"
+    DISPLAY_NAME = ml("Python predicate", "Predicado de Python", "Python 判斷函式")
+    DESCRIPTION = ml("A Python function deciding whether a branch takes the question.",
+                     "Una función de Python que decide si una rama toma la pregunta.",
+                     "決定分支是否接手問題的 Python 函式。")
+
+    def __init__(self, predicate: Predicate) -> None:
+        super().__init__()
+        self.predicate = predicate
+        self.label = getattr(predicate, "__qualname__", None) or type(predicate).__name__
+
+    def to_config(self) -> dict[str, Any]:
+        return {"component": self.NAME, "params": {"function": self.label}}
+
+    def matches(self, question: str) -> bool:
+        """The predicate's verdict; an awaitable is awaited (on a loop of its own when this
+        thread already runs one). Anything but ``True`` or ``False`` is a ``ValueError``."""
+        verdict = self.predicate(question)
+        if inspect.isawaitable(verdict):
+            verdict = _wait(verdict)
+        if not isinstance(verdict, bool):
+            raise ClassifierAnswerError(f"the classifier {self.label} must return True or False, got {verdict!r}")
+        return verdict
+
+
+def _wait(awaitable: Awaitable[Any]) -> Any:
+    async def result() -> Any:
+        return await awaitable
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(result())
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="trellis-predicate") as pool:
+        return pool.submit(asyncio.run, result()).result()
 
 
 @register
@@ -95,15 +160,16 @@ class RoutedStrategy(Strategy):
 
     ICON = "split"
     DISPLAY_NAME = ml("Routed strategy", "Estrategia enrutada", "路由策略")
+    SHORT_NAME = ml("Routed", "Enrutada", "路由")
     DESCRIPTION = ml(
         "Sends each question to the branch that fits it, chosen by keyword classifiers or an LLM router.",
         "Envía cada pregunta a la rama adecuada, elegida por clasificadores de palabras clave o un enrutador LLM.",
         "依關鍵字分類器或 LLM 路由器，將每個問題送往合適的分支。",
     )
     REPRESENTATION = ml(
-        "Routed · {branches} · router {router.component|classifiers}",
-        "Enrutada · {branches} · enrutador {router.component|clasificadores}",
-        "路由 · {branches} · 路由器 {router.component|分類器}",
+        "Routed · {branches.name} · router {router.component|classifiers}",
+        "Enrutada · {branches.name} · enrutador {router.component|clasificadores}",
+        "路由 · {branches.name} · 路由器 {router.component|分類器}",
     )
 
     class Params(Strategy.Params):
@@ -143,26 +209,70 @@ class RoutedStrategy(Strategy):
 
     # -- the Python API ---------------------------------------------------------------------
 
-    def add_branch(self, name: str, classifier: Any = None, branch: Any = None) -> RouteBranch:
-        """Add a branch; ``branch`` is a strategy, a strategy reference or a pipeline document
-        (``{"name", "version", "strategy"}``)."""
+    def add_branch(self, name: str, classifier: Any = None, branch: Any = None) -> RoutedStrategy:
+        """Add a routed branch.
+
+        Parameters
+        ----------
+        name : str
+            Unique branch name.
+        classifier : Callable[[str], bool | Awaitable[bool]] or Classifier or dict, optional
+            Classifier mode: a Python predicate on the question (sync or async), a classifier
+            component or its reference. Omitted in router mode.
+        branch : Strategy or dict
+            The branch's strategy, a strategy reference, or a pipeline document
+            (``{"name", "version", "strategy"}``).
+
+        Returns
+        -------
+        RoutedStrategy
+            This strategy, for fluent chaining.
+
+        Raises
+        ------
+        ValueError
+            When the name is the reserved no-match name or already taken, when the classifier
+            does not fit the routing mode, or when ``branch`` is missing.
+        """
         if branch is None:
             raise ValueError(f"branch {name!r} needs a strategy or pipeline")
         if isinstance(branch, dict) and "strategy" in branch and "component" not in branch:
             branch = branch["strategy"]
+        if callable(classifier) and not isinstance(classifier, ConfigObject):
+            classifier = PredicateClassifier(classifier)
         candidate = RouteBranch(name=name, classifier=classifier, strategy=branch)
         self._check([*self.branches, candidate], self.router)
         self.branches.append(candidate)
-        return candidate
+        return self
 
-    def set_router(self, router: Any) -> None:
-        """Switch to router mode (or replace the router): the branches stay, the pipeline is rebuilt."""
+    def set_router(self, router: Any) -> RoutedStrategy:
+        """Switch to router mode, or replace the router: the branches stay, and the next run
+        uses the new router.
+
+        Returns
+        -------
+        RoutedStrategy
+            This strategy, for fluent chaining.
+
+        Raises
+        ------
+        ValueError
+            If classifier branches are already registered, or ``router`` is not a router.
+        """
         self._check(self.branches, router)
         if isinstance(router, dict):
             router = self.registry().get(router["component"])(**router.get("params", {}))
         if router.KIND != "router":
             raise ValueError(f"{router.NAME} is a {router.KIND}, not a router")
         self.router = router
+        return self
+
+    def branch(self, name: str) -> RouteBranch:
+        """The branch called ``name``."""
+        for candidate in self.branches:
+            if candidate.params.name == name:
+                return candidate
+        raise KeyError(f"no branch named {name!r}; branches: {', '.join(b.params.name for b in self.branches)}")
 
     # -- running ----------------------------------------------------------------------------
 
@@ -176,8 +286,9 @@ class RoutedStrategy(Strategy):
                             "details": decision.details}
         for branch in self.branches:
             if branch.classifier.matches(question):
+                label = getattr(branch.classifier, "label", branch.classifier.NAME)
                 return branch, {"mode": "classifier", "route": branch.params.name,
-                                "why": f"{branch.classifier.NAME} matched (first match in order)"}
+                                "why": f"{label} matched (first match in order)"}
         return None, {"mode": "classifier", "route": NO_MATCH, "why": "no classifier matched"}
 
     def _execute(self, run: RunContext) -> None:

@@ -79,6 +79,7 @@ class ResponseSynthesizer(ConfigObject):
     CATEGORY = "generation"
     ICON = "message-square-quote"
     DISPLAY_NAME = ml("Response synthesizer", "Sintetizador de respuestas", "回答合成器")
+    SHORT_NAME = ml("Answer", "Respuesta", "回答")
     DESCRIPTION = ml(
         "Writes the answer from the retrieved chunks with an LLM, citing them as [1], [2]…, within a "
         "token budget.",

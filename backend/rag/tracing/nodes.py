@@ -17,8 +17,10 @@ T = TypeVar("T")
 class TraceNode:
     """One retriever invocation, in the shape of DESIGN §4.
 
-    ``results`` rows are ``{"chunk_id", "document_id", "position", "score", "rank"}`` (plus
-    ``window`` for an expanded chunk); ``rounds`` is filled by agentic retrievers only.
+    ``results`` rows are ``{"chunk_id", "document_id", "position", "score", "rank"}`` plus
+    ``preview`` (the start of the chunk's text), ``document_name`` when the document is known,
+    ``window`` for an expanded chunk and ``sources`` for a fused one; ``rounds`` is filled by
+    agentic retrievers only.
     """
 
     id: str

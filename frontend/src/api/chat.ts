@@ -53,7 +53,10 @@ export interface Operation {
 export interface DroppedOperation {
   child?: unknown;
   top_k?: unknown;
+  /** Why, in English (what the model was told). */
   why: string;
+  /** Why, as a code the view words in the reader's language. */
+  code?: "unknown_child" | "top_k_below_1" | "repeated" | string;
 }
 
 export interface Attempt {

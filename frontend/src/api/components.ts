@@ -15,8 +15,12 @@ export interface CatalogComponent {
   category: string;
   icon: string;
   display_name: string;
+  /** What representations call a nested component of this kind ("BM25", "Fusion"). */
+  short_name: string;
   description: string;
   representation: string | null;
+  /** `{param: {value: label}}`: how enumerated values read ("rrf" → "RRF"). */
+  value_labels: Record<string, Record<string, string>>;
   composite: boolean;
   child_kind: string | null;
   min_children: number | null;
@@ -53,7 +57,8 @@ export function pathErrorsIn(payload: unknown): PathError[] | null {
 
 export interface TreeValidation {
   valid: boolean;
-  config?: ComponentRef;
+  /** The tree normalised (every default filled); null when it is invalid. */
+  config: ComponentRef | null;
   errors: PathError[];
 }
 
@@ -67,20 +72,7 @@ export function fetchComponent(name: string, signal?: AbortSignal): Promise<Comp
   return api.get<ComponentDetail>(`${COMPONENTS_URL}${encodeURIComponent(name)}/`, { signal });
 }
 
-/** Validate a tree; an invalid one (HTTP 400) resolves too, with its errors. */
-export async function validateTree(
-  tree: ComponentRef,
-  kind: string,
-  signal?: AbortSignal,
-): Promise<TreeValidation> {
-  try {
-    return await api.post<TreeValidation>(`${COMPONENTS_URL}validate/`, { tree, kind }, { signal });
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 400 && isValidation(error.payload)) return error.payload;
-    throw error;
-  }
-}
-
-function isValidation(payload: unknown): payload is TreeValidation {
-  return typeof payload === "object" && payload !== null && Array.isArray((payload as TreeValidation).errors);
+/** Validate a tree: the server answers an invalid one with `valid: false` and its errors. */
+export function validateTree(tree: ComponentRef, kind: string, signal?: AbortSignal): Promise<TreeValidation> {
+  return api.post<TreeValidation>(`${COMPONENTS_URL}validate/`, { tree, kind }, { signal });
 }

@@ -67,7 +67,15 @@ export const RETRIEVAL_METRICS = ["ndcg@10", "recall@1", "recall@5", "recall@10"
 export type RetrievalMetric = (typeof RETRIEVAL_METRICS)[number];
 
 /** The answer metrics, measured on the answered subset of the queries. */
-export const ANSWER_METRICS = ["exact_match", "f1", "contains", "citation_precision", "faithfulness"] as const;
+export const ANSWER_METRICS = [
+  "exact_match",
+  "f1",
+  "contains",
+  "concise_contains",
+  "verbatim_copy",
+  "citation_precision",
+  "faithfulness",
+] as const;
 export type AnswerMetric = (typeof ANSWER_METRICS)[number];
 
 /** A 95 % bootstrap interval; bounds are null when they could not be computed. */

@@ -41,7 +41,10 @@ export interface KnowledgeDocument {
   progress: { done: number; total: number };
   chunk_count: number;
   page_count: number | null;
+  /** Why ingestion failed, in the UI's language. */
   error: string | null;
+  /** What the parsing library said, in its own words (never translated). */
+  error_detail: string | null;
   error_code: string | null;
   created_at: string;
 }
@@ -55,6 +58,7 @@ export interface DocumentProgress {
   total: number;
   chunk_count: number;
   error: string | null;
+  error_detail: string | null;
   error_code: string | null;
 }
 

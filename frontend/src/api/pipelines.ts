@@ -5,6 +5,9 @@ import type { ComponentRef } from "./components";
 export interface PipelineDocument {
   name: string;
   version: 1;
+  description?: string;
+  /** The knowledge base it was exported from; an import by its owner keeps it. */
+  knowledge_base?: { id: number; name: string };
   strategy: ComponentRef;
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { formatG, placeholders, render } from "./representation";
+import { formatG, placeholders, render, type Vocabulary } from "./representation";
 
 // The same cases as tests/unit/rag/core/test_representation.py.
 const CONFIG = {
@@ -11,10 +11,17 @@ const CONFIG = {
     enabled: true,
     encoder: { component: "Encoder", params: { batch_size: 16 } },
     children: [
-      { component: "Keyword", params: {} },
+      { component: "Keyword", params: { name: "kw" } },
       { component: "Semantic", params: {} },
     ],
   },
+};
+
+/** Names components in lower case and labels `mode` values. */
+const WORDS: Vocabulary = {
+  listSeparator: "; ",
+  name: (component) => component.toLowerCase(),
+  label: (component, param, value) => (component === "Semantic" && param === "mode" && value === "fast" ? "Fast!" : undefined),
 };
 
 describe("render", () => {
@@ -26,19 +33,49 @@ describe("render", () => {
     ["t={threshold} on={enabled}", "t=0.25 on=true"],
     ["of {children}", "of Keyword, Semantic"],
     ["{children.1.component}", "Semantic"],
+    ["{children.name}", "kw"],
     ["{{literal}} {top_k}", "{literal} 7"],
   ])("resolves %s against the config", (template, expected) => {
     expect(render(template, CONFIG)).toBe(expected);
   });
 
   it.each([
-    ["{missing}", "⟨missing?⟩"],
-    ["{encoder.nothing}", "⟨encoder.nothing?⟩"],
-    ["{top_k.deeper}", "⟨top_k.deeper?⟩"],
-    ["{}", "⟨?⟩"],
-    ["{children.9}", "⟨children.9?⟩"],
-  ])("renders the missing %s visibly, never throwing", (template, expected) => {
+    ["Semantic · {missing} · top {top_k}", "Semantic · top 7"],
+    ["Semantic · {encoder.nothing}", "Semantic"],
+    ["{top_k.deeper} · top {top_k}", "top 7"],
+    ["Semantic · {} · top {top_k}", "Semantic · top 7"],
+    ["{children.9.component} · top {top_k}", "top 7"],
+    ["{missing}", ""],
+  ])("leaves out the whole segment of %s, which has nothing to show", (template, expected) => {
     expect(render(template, CONFIG)).toBe(expected);
+  });
+
+  it.each([
+    [{ children: [], rounds: 3 }, "Agentic · rounds ≤ 3"],
+    [{ children: [{ component: "Keyword" }], rounds: 3 }, "Agentic · Keyword · rounds ≤ 3"],
+    [{ children: [], rounds: null }, "Agentic"],
+    [{ retriever: null, llm: { component: "Local" } }, "Agentic · Local"],
+    [{ note: "  ", rounds: 2 }, "Agentic · rounds ≤ 2"],
+  ])("reads well at every stage of building: %j", (params, expected) => {
+    const template = "Agentic · {children} · {retriever.component} → {llm.component} · {note} · rounds ≤ {rounds}";
+    expect(render(template, { component: "Agentic", params })).toBe(expected);
+  });
+
+  it("keeps the separator before a dropped segment", () => {
+    const config = { component: "Naive", params: { retriever: null, llm: { component: "Local" } } };
+    expect(render("Naive · {retriever.component} → {llm.component}", config)).toBe("Naive · Local");
+  });
+
+  it("names nested components and labels values through the vocabulary", () => {
+    const config = { ...CONFIG, params: { ...CONFIG.params, mode: "fast" } };
+    expect(render("{encoder.component} · {children} · {mode} · {component}", config, WORDS)).toBe("encoder · keyword; semantic · Fast! · semantic");
+    const branches = [{ component: "B", params: { name: "a" } }, { component: "B", params: { name: "b" } }];
+    expect(render("{children.name}", { component: "X", params: { children: branches } }, WORDS)).toBe("a; b");
+  });
+
+  it("shows a long list's first items and how many more", () => {
+    const children = [0, 1, 2, 3, 4].map((n) => ({ component: `C${n}` }));
+    expect(render("{children}", { component: "X", params: { children } })).toBe("C0, C1, C2 +2");
   });
 
   it("leaves unbalanced braces as text", () => {
@@ -52,9 +89,9 @@ describe("render", () => {
     expect(render("{embedding_model.component|KB model}", config)).toBe("Encoder");
   });
 
-  it("formats null, mappings and floats as the server does", () => {
-    const config = { component: "X", params: { none: null, map: { a: 1, b: false }, tiny: 0.00001, whole: 1.5e7 } };
-    expect(render("{none} {map} {tiny} {whole}", config)).toBe("— a=1, b=false 1e-05 15000000");
+  it("formats mappings and floats as the server does", () => {
+    const config = { component: "X", params: { map: { a: 1, b: false }, tiny: 0.00001, whole: 1.5e7 } };
+    expect(render("{map} {tiny} {whole}", config)).toBe("a=1, b=false 1e-05 15000000");
   });
 });
 

@@ -14,8 +14,10 @@ const entry = (overrides: Partial<CatalogComponent> & Pick<CatalogComponent, "na
   category: overrides.kind,
   icon: "puzzle",
   display_name: overrides.name,
+  short_name: overrides.short_name ?? overrides.display_name ?? overrides.name,
   description: `${overrides.name} description`,
   representation: null,
+  value_labels: {},
   composite: false,
   child_kind: null,
   min_children: null,
@@ -66,11 +68,11 @@ export const DETAILS: Record<string, ComponentDetail> = {
     } as ComponentDetail["schema"],
   },
   BM25Retriever: {
-    ...entry({ name: "BM25Retriever", kind: "retriever", category: "sparse", display_name: "BM25 keyword retriever", representation: "BM25 · top {top_k} · k1={k1}" }),
+    ...entry({ name: "BM25Retriever", kind: "retriever", category: "sparse", display_name: "BM25 keyword retriever", short_name: "BM25", representation: "BM25 · top {top_k} · k1={k1}" }),
     schema: { type: "object", additionalProperties: false, properties: { top_k: TOP_K, k1: { type: "number", title: "k1", default: 1.5, minimum: 0 } } },
   },
   DenseEmbeddingRetriever: {
-    ...entry({ name: "DenseEmbeddingRetriever", kind: "retriever", category: "dense", display_name: "Dense semantic retriever", slots: { embedding_model: "embedding" }, representation: "Dense · {embedding_model.component|knowledge base model} · top {top_k}" }),
+    ...entry({ name: "DenseEmbeddingRetriever", kind: "retriever", category: "dense", display_name: "Dense semantic retriever", short_name: "Dense", slots: { embedding_model: "embedding" }, representation: "Dense · {embedding_model.component|knowledge base model} · top {top_k}" }),
     schema: {
       type: "object",
       properties: {
@@ -84,12 +86,12 @@ export const DETAILS: Record<string, ComponentDetail> = {
     schema: { type: "object", properties: { batch_size: { type: "integer", title: "Batch size", default: 32, minimum: 1 } } },
   },
   EnsembleRetriever: {
-    ...entry({ name: "EnsembleRetriever", kind: "retriever", category: "fusion", display_name: "Fusion (ensemble)", composite: true, child_kind: "retriever", min_children: 2, slots: { children: "retriever" }, representation: "Fusion · {fusion} · {children}" }),
+    ...entry({ name: "EnsembleRetriever", kind: "retriever", category: "fusion", display_name: "Fusion (ensemble)", short_name: "Fusion", composite: true, child_kind: "retriever", min_children: 2, slots: { children: "retriever" }, representation: "Fusion · {fusion} · {children}", value_labels: { fusion: { rrf: "RRF", weighted: "weighted" } } }),
     schema: {
       type: "object",
       properties: {
         children: { type: "array", items: REF, minItems: 2, title: "Retrievers to fuse", "x-component-kind": "retriever", "x-component-multiple": true },
-        fusion: { type: "string", enum: ["rrf", "weighted"], default: "rrf", title: "Fusion method" },
+        fusion: { type: "string", enum: ["rrf", "weighted"], default: "rrf", title: "Fusion method", "x-enum-labels": { rrf: "RRF", weighted: "weighted" } },
         top_k: TOP_K,
       },
     } as ComponentDetail["schema"],

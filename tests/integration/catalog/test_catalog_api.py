@@ -72,23 +72,57 @@ def test_detail_of_an_unknown_component_is_404(client):
     assert client.get(reverse("component-detail", args=["NoSuchThing"])).status_code == 404
 
 
-def test_validate_returns_every_error_with_its_path_translated(client):
+def test_validate_answers_an_invalid_tree_with_200_and_every_error_at_its_path_translated(client):
     tree = {"component": SAMPLE.NAME, "params": {"no_such_param": 1}}
     response = client.post(reverse("component-validate"), {"tree": tree}, content_type="application/json",
                            HTTP_ACCEPT_LANGUAGE="es")
-    assert response.status_code == 400
+    assert response.status_code == 200
     body = response.json()
     assert body["valid"] is False
+    assert body["config"] is None and body["nodes"] == []
     assert [(error["path"], error["code"]) for error in body["errors"]] == [("params.no_such_param", "unknown_parameter")]
     assert body["errors"][0]["message"] == f"no es un parámetro de {SAMPLE.NAME}"
 
 
-def test_validate_refuses_a_wrong_root_kind_and_a_missing_tree(client):
+@pytest.mark.parametrize(("language", "expected"), [
+    ("en", {"params.retriever": "Add a retriever here",
+            "params.retriever.params.children": "Fusion needs at least 2 retrievers"}),
+    ("es", {"params.retriever": "Añade aquí un recuperador",
+            "params.retriever.params.children": "Fusión necesita al menos 2 recuperadores"}),
+    ("zh-Hant", {"params.retriever": "請在此加入檢索器",
+                 "params.retriever.params.children": "「融合」至少需要 2 個檢索器"}),
+])
+def test_validation_says_what_to_do_in_the_requests_language(client, language, expected):
+    def problems(tree):
+        body = client.post(reverse("component-validate"), {"tree": tree, "kind": "strategy"},
+                           content_type="application/json", HTTP_ACCEPT_LANGUAGE=language).json()
+        return {error["path"]: error["message"] for error in body["errors"]}
+
+    assert problems({"component": "NaiveRAG", "params": {"retriever": None}}) == {
+        "params.retriever": expected["params.retriever"]}
+    fusion = {"component": "EnsembleRetriever", "params": {"children": [{"component": "BM25Retriever"}]}}
+    assert problems({"component": "NaiveRAG", "params": {"retriever": fusion}}) == {
+        "params.retriever.params.children": expected["params.retriever.params.children"]}
+
+
+def test_an_unknown_component_is_only_compared_with_what_the_slot_takes(client):
+    tree = {"component": "NaiveRAG", "params": {"retriever": {"component": "WebSearchRetriever"}}}
+    body = client.post(reverse("component-validate"), {"tree": tree, "kind": "strategy"},
+                       content_type="application/json").json()
+    [error] = body["errors"]
+    assert error["code"] == "unknown_component"
+    # WebSearchAPIRetriever is the closest name, but a web retriever cannot stand where a retriever goes.
+    assert "WebSearchAPIRetriever" not in error["message"] and "did you mean" in error["message"]
+
+
+def test_validate_reports_a_wrong_root_kind_and_refuses_a_request_without_a_tree(client):
     response = client.post(reverse("component-validate"), {"tree": {"component": SAMPLE.NAME}, "kind": "strategy"},
                            content_type="application/json")
-    assert response.status_code == 400
+    assert response.status_code == 200
     assert response.json()["errors"][0]["code"] == "wrong_kind"
-    assert client.post(reverse("component-validate"), {}, content_type="application/json").status_code == 400
+    malformed = client.post(reverse("component-validate"), {}, content_type="application/json")
+    assert malformed.status_code == 400
+    assert [error["path"] for error in malformed.json()["errors"]] == ["tree"]
 
 
 def test_validate_renders_the_representation_of_a_valid_tree(client):
@@ -101,6 +135,30 @@ def test_validate_renders_the_representation_of_a_valid_tree(client):
     node = body["nodes"][0]
     assert node["path"] == ""
     assert node["representation"] == SAMPLE(**body["config"]["params"]).render_representation("es")
+
+
+def test_nested_components_read_as_short_names_and_values_as_labels_in_the_requests_language(client):
+    tree = {"component": "EnsembleRetriever", "params": {"children": [
+        {"component": "BM25Retriever"}, {"component": "DenseEmbeddingRetriever"}]}}
+    expected = {"en": "Fusion · RRF · BM25, Dense · top 10", "es": "Fusión · RRF · BM25, Denso · 10 mejores",
+                "zh-Hant": "融合 · RRF · BM25、稠密 · 前 10 名"}
+    for language, representation in expected.items():
+        body = client.post(reverse("component-validate"), {"tree": tree}, content_type="application/json",
+                           HTTP_ACCEPT_LANGUAGE=language).json()
+        assert body["nodes"][0]["representation"] == representation
+    dense = by_name(client.get(reverse("component-list"), HTTP_ACCEPT_LANGUAGE="es").json())["DenseEmbeddingRetriever"]
+    assert dense["short_name"] == "Denso"
+    assert dense["value_labels"]["similarity_metric"] == {"cosine": "coseno", "l2": "L2", "ip": "producto interno"}
+
+
+def test_an_admins_short_name_shows_in_the_representations_of_the_nodes_around_it(client):
+    bm25 = Component.objects.get(name="BM25Retriever").translations.get(language="en")
+    bm25.short_name, bm25.edited = "Keywords", True
+    bm25.save()
+    tree = {"component": "EnsembleRetriever", "params": {"children": [
+        {"component": "BM25Retriever"}, {"component": "DenseEmbeddingRetriever"}]}}
+    body = client.post(reverse("component-validate"), {"tree": tree}, content_type="application/json").json()
+    assert body["nodes"][0]["representation"] == "Fusion · RRF · Keywords, Dense · top 10"
 
 
 def test_sync_is_idempotent_and_keeps_what_an_admin_edited():
@@ -150,6 +208,7 @@ def test_admin_edits_are_flagged_so_sync_keeps_them(client, admin_user):
         form[f"translations-{index}-id"] = str(translation.pk)
         form[f"translations-{index}-component"] = str(row.pk)
         form[f"translations-{index}-display_name"] = translation.display_name
+        form[f"translations-{index}-short_name"] = translation.short_name
         form[f"translations-{index}-description"] = translation.description
         form[f"translations-{index}-representation"] = translation.representation
     spanish_index = [t.language for t in translations].index("es")

@@ -8,7 +8,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from credentials import selectors, services
+from credentials import services
 from credentials.models import Credential
 
 from .conftest import OTHER_SECRET, SECRET, logged_in
@@ -78,7 +78,7 @@ def test_adding_through_the_admin_encrypts_through_the_services(admin_client_, o
     assert (credential.owner, credential.kind, credential.mask) == (owner, "WebSearchAPIKey", "sk-…a1b2")
     assert credential.public_params == {"provider": "serper", "base_url": None}
     assert SECRET.encode() not in bytes(credential.secret)
-    assert selectors.credential_resolver_for(owner)("search").secret_values() == {"api_key": SECRET}
+    assert services.credential_resolver_for(owner)("search").secret_values() == {"api_key": SECRET}
     page(admin_client_, CHANGELIST)
     page(admin_client_, reverse("admin:credentials_credential_history", args=[credential.pk]))
 
@@ -106,7 +106,7 @@ def test_saving_the_change_form_with_an_empty_password_keeps_the_secret(admin_cl
         "OpenAIAPIKey__organization": "", "_save": "Save",
     })
     assert response.status_code == 302, response.content.decode()[:3000]
-    resolved = selectors.credential_resolver_for(owner)("openai-main")
+    resolved = services.credential_resolver_for(owner)("openai-main")
     assert resolved.secret_values() == {"api_key": SECRET}
     assert resolved.params.base_url == "http://localhost:8080/v1"
 
@@ -116,7 +116,7 @@ def test_a_new_password_in_the_change_form_replaces_the_secret(admin_client_, ow
         "name": "openai-main", "OpenAIAPIKey__api_key": OTHER_SECRET, "OpenAIAPIKey__base_url": "", "_save": "Save",
     })
     assert response.status_code == 302
-    assert selectors.credential_resolver_for(owner)("openai-main").secret_values() == {"api_key": OTHER_SECRET}
+    assert services.credential_resolver_for(owner)("openai-main").secret_values() == {"api_key": OTHER_SECRET}
     assert Credential.objects.get().mask == "sk-…c3d4"
     page(admin_client_, change_url(credential))
 
@@ -126,3 +126,29 @@ def test_deleting_from_the_admin_removes_the_credential(admin_client_, credentia
                                   {"post": "yes"})
     assert response.status_code == 302
     assert not Credential.objects.exists()
+
+
+def test_an_administrator_shares_a_credential_with_a_group_and_binds_it_to_another_server(
+    admin_client_, staff, owner
+):
+    from django.contrib.auth.models import Group
+
+    from credentials import selectors
+
+    team = Group.objects.create(name="research")
+    owner.groups.add(team)
+    response = admin_client_.post(ADD, {
+        "name": "team", "owner": staff.pk, "kind": "OpenAIAPIKey", "shared": "on", "OpenAIAPIKey__api_key": SECRET,
+        "granted_groups": [team.pk], "destinations": "https://gateway.example.org/v1\n", "_save": "Save"})
+    assert response.status_code == 302, response.context["adminform"].form.errors if response.context else ""
+    credential = Credential.objects.get(name="team")
+    assert list(credential.granted_groups.all()) == [team]
+    assert credential.destinations == ["https://gateway.example.org/v1"]
+    assert selectors.credential_destinations(user=owner, name="team") == [
+        "https://api.openai.com:443", "https://gateway.example.org:443"]
+
+    refused = admin_client_.post(change_url(credential), {
+        "name": "team", "OpenAIAPIKey__api_key": "", "OpenAIAPIKey__base_url": "", "OpenAIAPIKey__organization": "",
+        "granted_groups": [team.pk], "destinations": "ftp://files.example.org", "_save": "Save"})
+    assert refused.status_code == 200
+    assert "Not an http:// or https:// server address: ftp://files.example.org" in refused.content.decode()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from credentials import selectors
+from credentials import services
 from credentials.models import Credential
 
 from .conftest import OTHER_SECRET, SECRET
@@ -53,7 +53,7 @@ def test_creating_returns_the_masked_credential_without_any_value(api):
 
 def test_list_detail_update_and_delete_never_return_the_secret(api, owner):
     credential_id = create(api).json()["id"]
-    selectors.credential_resolver_for(owner)("openai-main")
+    services.credential_resolver_for(owner)("openai-main")
     listed = api.get(LIST)
     assert_no_secret(listed)
     assert [item["name"] for item in listed.json()] == ["openai-main"]
@@ -74,7 +74,7 @@ def test_patching_without_the_secret_keeps_it(api, owner):
                          content_type="application/json")
     assert response.status_code == 200, response.content
     assert response.json()["public_params"] == {"base_url": None, "organization": "org-7"}
-    assert selectors.credential_resolver_for(owner)("gateway").secret_values() == {"api_key": SECRET}
+    assert services.credential_resolver_for(owner)("gateway").secret_values() == {"api_key": SECRET}
 
 
 def test_invalid_values_are_refused_with_every_path(api):
@@ -125,13 +125,19 @@ def test_another_users_credential_is_a_404_for_every_operation(api, stranger_api
     assert Credential.objects.get().mask == "sk-…a1b2"
 
 
-def test_only_staff_create_shared_credentials_which_everyone_sees_and_only_the_owner_changes(
-    api, stranger_api, staff_api
+def test_only_staff_create_shared_credentials_which_granted_users_see_and_only_the_owner_changes(
+    api, stranger, stranger_api, staff_api
 ):
+    from credentials import services
+
     refused = create(api, {**OPENAI, "shared": True})
     assert refused.status_code == 403
     shared = create(staff_api, {**OPENAI, "name": "team", "shared": True})
     assert shared.status_code == 201 and shared.json()["shared"] is True
+    # Shared is not public: until an administrator grants it, nobody else sees it.
+    assert stranger_api.get(LIST).json() == []
+    assert stranger_api.get(detail(shared.json()["id"])).status_code == 404
+    services.credential_grant(credential=Credential.objects.get(name="team"), users=[stranger])
     seen = stranger_api.get(LIST)
     assert_no_secret(seen)
     assert [(item["name"], item["owned"]) for item in seen.json()] == [("team", False)]
@@ -153,7 +159,9 @@ def test_listing_takes_a_fixed_number_of_queries(api, owner, staff, django_asser
 
     for index in range(5):
         services.credential_create(owner=owner, name=f"key-{index}", kind="OpenAIAPIKey", values={"api_key": SECRET})
-    services.credential_create(owner=staff, name="team", kind="OpenAIAPIKey", values={"api_key": SECRET}, shared=True)
+    team = services.credential_create(owner=staff, name="team", kind="OpenAIAPIKey", values={"api_key": SECRET},
+                                      shared=True)
+    services.credential_grant(credential=team, users=[owner])
     with django_assert_max_num_queries(4):  # session, user, credentials
         assert len(api.get(LIST).json()) == 6
 

@@ -91,7 +91,7 @@ def test_logs_of_creating_updating_and_resolving_never_contain_the_secret(owner,
     caplog.set_level(logging.DEBUG)
     credential = store(owner)
     services.credential_update(credential=credential, values={"api_key": OTHER_SECRET})
-    selectors.credential_resolver_for(owner)("openai-main")
+    services.credential_resolver_for(owner)("openai-main")
     with pytest.raises(ConfigValidationError):
         services.credential_create(owner=owner, name="bad", kind="WebSearchAPIKey",
                                    values={"api_key": SECRET, "provider": "bing"})
@@ -105,7 +105,7 @@ def test_logs_of_creating_updating_and_resolving_never_contain_the_secret(owner,
 def test_the_owner_resolves_the_built_component_with_its_secret_and_the_use_is_recorded(owner):
     credential = store(owner)
     assert credential.last_used_at is None
-    resolved = selectors.credential_resolver_for(owner)("openai-main")
+    resolved = services.credential_resolver_for(owner)("openai-main")
     assert isinstance(resolved, OpenAIAPIKey)
     assert resolved.params.api_key.get_secret_value() == SECRET
     assert resolved.params.base_url == "https://gateway.example/v1"
@@ -116,43 +116,55 @@ def test_the_owner_resolves_the_built_component_with_its_secret_and_the_use_is_r
 def test_another_user_can_never_resolve_a_private_credential(owner, stranger):
     store(owner)
     with pytest.raises(CredentialError, match="no credential named 'openai-main' is available to you"):
-        selectors.credential_resolver_for(stranger)("openai-main")
+        services.credential_resolver_for(stranger)("openai-main")
     with pytest.raises(CredentialError):
-        selectors.credential_resolver_for(None)("openai-main")
+        services.credential_resolver_for(None)("openai-main")
     assert list(selectors.credential_list(user=stranger)) == []
 
 
-def test_a_shared_credential_resolves_for_everyone_and_an_own_one_of_the_same_name_wins(owner, stranger, staff):
-    services.credential_create(owner=staff, name="search", kind="WebSearchAPIKey",
-                               values={"api_key": SECRET, "provider": "tavily"}, shared=True)
+def test_a_shared_credential_resolves_for_the_users_and_groups_granted_it_and_an_own_one_of_the_same_name_wins(
+    owner, stranger, staff, django_user_model
+):
+    from django.contrib.auth.models import Group
+
+    shared = services.credential_create(owner=staff, name="search", kind="WebSearchAPIKey",
+                                        values={"api_key": SECRET, "provider": "tavily"}, shared=True)
+    outsider = django_user_model.objects.create_user(username="eve")
+    team = Group.objects.create(name="research")
+    stranger.groups.add(team)
+    services.credential_grant(credential=shared, users=[owner], groups=[team])
+    with pytest.raises(CredentialError, match="no credential named 'search' is available to you"):
+        services.credential_resolver_for(outsider)("search")
+    assert list(selectors.credential_list(user=outsider)) == []
     for user in (owner, stranger, staff):
-        resolved = selectors.credential_resolver_for(user)("search")
+        resolved = services.credential_resolver_for(user)("search")
         assert isinstance(resolved, WebSearchAPIKey) and resolved.params.api_key.get_secret_value() == SECRET
     services.credential_create(owner=owner, name="search", kind="WebSearchAPIKey", values={"api_key": OTHER_SECRET})
-    assert selectors.credential_resolver_for(owner)("search").params.api_key.get_secret_value() == OTHER_SECRET
-    assert selectors.credential_resolver_for(stranger)("search").params.api_key.get_secret_value() == SECRET
+    assert services.credential_resolver_for(owner)("search").params.api_key.get_secret_value() == OTHER_SECRET
+    assert services.credential_resolver_for(stranger)("search").params.api_key.get_secret_value() == SECRET
     assert [c.name for c in selectors.credential_list(user=stranger)] == ["search"]
 
 
 def test_an_update_without_the_secret_keeps_it_and_with_one_replaces_it(owner):
     credential = store(owner)
     services.credential_update(credential=credential, values={"base_url": "http://localhost:8080/v1"})
-    resolved = selectors.credential_resolver_for(owner)("openai-main")
+    resolved = services.credential_resolver_for(owner)("openai-main")
     assert resolved.params.api_key.get_secret_value() == SECRET
     assert resolved.params.base_url == "http://localhost:8080/v1"
     services.credential_update(credential=credential, values={"api_key": OTHER_SECRET})
-    resolved = selectors.credential_resolver_for(owner)("openai-main")
+    resolved = services.credential_resolver_for(owner)("openai-main")
     assert resolved.params.api_key.get_secret_value() == OTHER_SECRET
     assert resolved.params.base_url is None  # values replace: what is left out takes its default
     assert Credential.objects.get(pk=credential.pk).mask == "sk-…c3d4"
 
 
 def test_a_pipeline_component_gets_the_stored_key_as_its_bearer_token(owner, scripted_openai):
-    store(owner)
+    services.credential_create(owner=owner, name="openai-main", kind="OpenAIAPIKey",
+                               values={"api_key": SECRET, "base_url": scripted_openai.base_url})
     embedding = build(
         {"component": "OpenAICompatibleEmbedding",
          "params": {"base_url": scripted_openai.base_url, "model": "scripted-model", "credential": "openai-main"}},
-        credentials=selectors.credential_resolver_for(owner),
+        credentials=services.credential_resolver_for(owner),
     )
     embedding.embed_documents(["hello"])
     assert scripted_openai.requests[0].headers["authorization"] == f"Bearer {SECRET}"
@@ -161,9 +173,9 @@ def test_a_pipeline_component_gets_the_stored_key_as_its_bearer_token(owner, scr
 
 def test_a_wrong_key_gives_a_readable_error_naming_the_credential(owner):
     store(owner)
-    with override_settings(TRELLIS_CREDENTIALS_KEY=crypto.generate_key(), TRELLIS_CREDENTIALS_OLD_KEYS=[]):
-        with pytest.raises(CredentialError) as caught:
-            selectors.credential_resolver_for(owner)("openai-main")
+    with override_settings(TRELLIS_CREDENTIALS_KEY=crypto.generate_key(), TRELLIS_CREDENTIALS_OLD_KEYS=[]), \
+            pytest.raises(CredentialError) as caught:
+        services.credential_resolver_for(owner)("openai-main")
     assert str(caught.value) == ("the credentials key cannot decrypt credential 'openai-main'; was "
                                  "TRELLIS_CREDENTIALS_KEY rotated without TRELLIS_CREDENTIALS_OLD_KEYS?")
 
@@ -184,22 +196,22 @@ def test_a_malformed_key_is_refused_naming_the_setting_and_reported_by_the_syste
 def test_after_rotation_every_credential_resolves_with_the_new_key_alone(owner, stranger, staff):
     store(owner)
     store(stranger, secret=OTHER_SECRET)
-    store(staff, name="team", shared=True)
+    services.credential_grant(credential=store(staff, name="team", shared=True), users=[stranger])
     old_key, new_key = crypto.current_key(), crypto.generate_key()
     old_token = raw_secret_column(Credential.objects.get(owner=owner))
 
     assert services.credentials_rotate_key(new_key=new_key) == 3
 
     with override_settings(TRELLIS_CREDENTIALS_KEY=new_key, TRELLIS_CREDENTIALS_OLD_KEYS=[]):
-        assert selectors.credential_resolver_for(owner)("openai-main").secret_values() == {"api_key": SECRET}
-        assert selectors.credential_resolver_for(stranger)("openai-main").secret_values() == {"api_key": OTHER_SECRET}
-        assert selectors.credential_resolver_for(stranger)("team").secret_values() == {"api_key": SECRET}
+        assert services.credential_resolver_for(owner)("openai-main").secret_values() == {"api_key": SECRET}
+        assert services.credential_resolver_for(stranger)("openai-main").secret_values() == {"api_key": OTHER_SECRET}
+        assert services.credential_resolver_for(stranger)("team").secret_values() == {"api_key": SECRET}
         with pytest.raises(CredentialError, match="cannot decrypt credential 'old'"):
             crypto.decrypt_secrets(old_token, name="old")
     with override_settings(TRELLIS_CREDENTIALS_KEY=new_key, TRELLIS_CREDENTIALS_OLD_KEYS=[old_key]):
         assert crypto.decrypt_secrets(old_token, name="old") == {"api_key": SECRET}
     with pytest.raises(CredentialError):  # the old key alone no longer opens the rotated rows
-        selectors.credential_resolver_for(owner)("openai-main")
+        services.credential_resolver_for(owner)("openai-main")
 
 
 def test_a_rotation_that_meets_an_unreadable_credential_changes_nothing(owner, stranger):
@@ -210,7 +222,7 @@ def test_a_rotation_that_meets_an_unreadable_credential_changes_nothing(owner, s
     with pytest.raises(CredentialError, match="'lost'"):
         services.credentials_rotate_key(new_key=crypto.generate_key())
     assert {credential.pk: raw_secret_column(credential) for credential in Credential.objects.all()} == before
-    assert selectors.credential_resolver_for(owner)(readable.name).secret_values() == {"api_key": SECRET}
+    assert services.credential_resolver_for(owner)(readable.name).secret_values() == {"api_key": SECRET}
 
 
 def test_the_rotate_command_re_encrypts_writes_the_key_file_and_says_what_to_do_next(owner, tmp_path):
@@ -225,7 +237,7 @@ def test_the_rotate_command_re_encrypts_writes_the_key_file_and_says_what_to_do_
     assert "TRELLIS_CREDENTIALS_OLD_KEYS" in text and new_key not in text
     assert key_file.read_text().strip() == new_key and key_file.stat().st_mode & 0o777 == 0o600
     with override_settings(TRELLIS_CREDENTIALS_KEY=new_key):
-        assert selectors.credential_resolver_for(owner)("openai-main").secret_values() == {"api_key": SECRET}
+        assert services.credential_resolver_for(owner)("openai-main").secret_values() == {"api_key": SECRET}
 
 
 def test_the_rotate_command_without_a_key_file_tells_which_variable_to_set(owner):

@@ -16,6 +16,7 @@ from rag.retrievers.sparse import BagOfWordsConverter
 from rag.stores import KnowledgeBaseStores
 
 from .conftest import (
+    PARAGRAPH,
     docx_file,
     expected_drafts,
     file_bytes,
@@ -328,3 +329,51 @@ def test_a_document_left_embedding_is_requeued_at_start_and_ends_ready_exactly_o
     assert services.documents_requeue_interrupted() == 0
     wait_for_jobs()
     assert Document.objects.get(pk=document.pk).attempt == 4
+
+
+def test_a_pages_navigation_header_footer_and_sidebar_never_become_chunks(api, create_knowledge_base):
+    knowledge_base = create_knowledge_base()
+    article = " ".join(PARAGRAPH.format(topic=f"Peas ({index})") for index in range(3))
+    page = f"""<!doctype html><html lang="en"><head><title>Peas</title></head><body>
+      <header><a href="/">Home</a> | <a href="/about">About</a> | <a href="/contact">Contact</a></header>
+      <nav><ul><li>Garden</li><li>Recipes</li></ul></nav>
+      <div role="navigation">Previous page | Next page</div>
+      <main><article>
+        <header><h1>Growing peas</h1><p>By the allotment society</p></header>
+        <p>{article}</p>
+        <aside>Related: how to build a trellis</aside>
+      </article></main>
+      <footer>Copyright 2026 · Privacy · Contact us</footer>
+    </body></html>"""
+    upload(api, knowledge_base["id"], SimpleUploadedFile("peas.html", page.encode(), content_type="text/html"))
+    wait_for_jobs()
+
+    document = documents_by_name(api, knowledge_base["id"])["peas.html"]
+    assert document["status"] == "ready", document["error"]
+    text = " ".join(chunk["text"] for chunk in chunks_of(api, knowledge_base["id"], document["id"])["results"])
+    # The article's own header (its title and byline) is content; the site around it is not.
+    for kept in ("Growing peas", "By the allotment society", "Peas (2) grow best"):
+        assert kept in text
+    for boilerplate in ("Home", "About", "Garden", "Next page", "Related:", "Copyright", "Privacy"):
+        assert boilerplate not in text, f"{boilerplate!r} came through: {text[:300]!r}"
+
+
+def test_a_damaged_pdfs_reason_is_translated_and_the_librarys_words_stay_apart_as_detail(api, create_knowledge_base):
+    knowledge_base = create_knowledge_base()
+    pdf = file_bytes(pdf_file())
+    upload(api, knowledge_base["id"], SimpleUploadedFile("cut.pdf", pdf[: len(pdf) // 2], content_type="application/pdf"))
+    wait_for_jobs()
+
+    english = documents_by_name(api, knowledge_base["id"])["cut.pdf"]
+    spanish = documents_by_name(api, knowledge_base["id"], HTTP_ACCEPT_LANGUAGE="es")["cut.pdf"]
+    chinese = documents_by_name(api, knowledge_base["id"], HTTP_ACCEPT_LANGUAGE="zh-Hant")["cut.pdf"]
+    assert english["error_code"] == "damaged"
+    assert english["error"] == "the PDF is damaged"
+    assert spanish["error"] == "el PDF está dañado"
+    assert chinese["error"] == "此 PDF 已損壞"
+    # What pypdf said, in its own words, beside the reason and in no language's sentence.
+    detail = english["error_detail"]
+    assert detail and detail == spanish["error_detail"] == chinese["error_detail"]
+    assert all(detail not in row["error"] for row in (english, spanish, chinese))
+    # The stored English text keeps both, for logs and admins.
+    assert Document.objects.get(pk=english["id"]).error == f"the PDF is damaged: {detail}"

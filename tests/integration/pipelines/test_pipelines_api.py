@@ -45,8 +45,9 @@ def test_a_valid_pipeline_is_saved_normalised_and_waits_for_documents(api, knowl
         "max_input_tokens": 3000, "language": "auto", "instructions": None, "history_turns": 3}}
     assert body["ready"] is False
     assert body["waiting_for"] == ["the knowledge base 'Notes' has no ready document yet"]
-    assert body["representation"].startswith("Naive RAG · EnsembleRetriever")
+    assert body["representation"] == "Naive RAG · Fusion → Local model"
     spanish = api.get(reverse("pipeline-detail", args=[body["id"]]), HTTP_ACCEPT_LANGUAGE="es").json()
+    assert spanish["representation"] == "RAG simple · Fusión → Modelo local"
     assert spanish["waiting_for"] == ["la base de conocimiento 'Notes' aún no tiene ningún documento listo"]
 
 
@@ -101,11 +102,39 @@ def test_duplicate_export_and_import_round_trip(api, knowledge_base):
     exported = api.get(reverse("pipeline-export", args=[original["id"]]))
     assert exported["Content-Disposition"] == 'attachment; filename="Hybrid.json"'
     document = exported.json()
-    assert document == {"name": "Hybrid", "version": 1, "strategy": original["strategy"]}
+    assert document == {"name": "Hybrid", "version": 1, "description": "", "strategy": original["strategy"],
+                        "knowledge_base": {"id": knowledge_base.pk, "name": "Notes"}}
     imported = api.post(reverse("pipeline-import"), {"knowledge_base": knowledge_base.pk, "document": document},
                         content_type="application/json")
     assert imported.status_code == 201 and imported.json()["name"] == "Hybrid (2)"
     assert imported.json()["strategy"] == original["strategy"]
+
+
+def test_an_import_keeps_the_exported_knowledge_base_when_the_user_has_it_and_asks_otherwise(
+        api, knowledge_base, user, django_user_model):
+    other = knowledge_base_create(owner=user, name="Other notes")
+    exported = api.get(reverse("pipeline-export", args=[create(api, knowledge_base, naive(HYBRID)).json()["id"]])).json()
+
+    def imported(document, **body):
+        return api.post(reverse("pipeline-import"), {"document": document, **body}, content_type="application/json")
+
+    same = imported(exported)
+    assert same.status_code == 201, same.content
+    assert same.json()["knowledge_base"] == knowledge_base.pk
+    # From another installation: the id means nothing here, the name finds the user's own.
+    elsewhere = imported({**exported, "knowledge_base": {"id": 99_999, "name": "Other notes"}})
+    assert elsewhere.json()["knowledge_base"] == other.pk
+    chosen = imported(exported, knowledge_base=other.pk)
+    assert chosen.json()["knowledge_base"] == other.pk
+
+    stranger = django_user_model.objects.create_user(username="stranger", password="x")
+    foreign = knowledge_base_create(owner=stranger, name="Foreign")
+    for document in ({**exported, "knowledge_base": {"id": foreign.pk, "name": "Foreign"}},
+                     {key: value for key, value in exported.items() if key != "knowledge_base"}):
+        refused = imported(document)
+        assert refused.status_code == 400
+        assert [(error["path"], error["code"]) for error in refused.json()["errors"]] == [("knowledge_base", "required")]
+    assert Pipeline.objects.filter(knowledge_base=foreign).count() == 0
 
 
 def test_an_invalid_document_is_refused_with_document_paths(api, knowledge_base):
@@ -149,4 +178,5 @@ def test_the_list_costs_the_same_queries_whatever_the_number_of_pipelines(api, k
         with CaptureQueriesContext(connection) as queries:
             assert len(api.get(reverse("pipeline-list")).json()) == total
         counts.append(len(queries))
-    assert counts[0] == counts[1] <= 6
+    # Two of them read the catalog's words for the representations, once per list.
+    assert counts[0] == counts[1] <= 8

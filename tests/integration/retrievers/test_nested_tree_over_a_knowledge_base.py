@@ -57,14 +57,14 @@ def test_the_nested_tree_validates_builds_and_retrieves_from_the_right_document(
                       infra=retriever_infra(knowledge_base))
     chunks, node = retriever.retrieve("Which organelle makes the cell's energy (ATP)?")
 
-    fusion = node.children[0]
-    dense, bm25 = fusion.children
+    fusion = node["children"][0]
+    dense, bm25 = fusion["children"]
     documents = {document.pk: document.name for document in knowledge_base.documents.all()}
-    assert documents[fusion.results[0]["document_id"]] == "cells.txt"
-    assert documents[dense.results[0]["document_id"]] == "cells.txt"
-    assert documents[bm25.results[0]["document_id"]] == "cells.txt"
-    assert len(chunks) == 2 and {chunk.id for chunk in chunks} <= {row["chunk_id"] for row in fusion.results}
-    assert all(0 < row["score"] < 1 for row in node.results)
-    assert {row["chunk_id"] for row in dense.results} <= set(retriever_infra(knowledge_base)["persistence"]
+    assert documents[fusion["results"][0]["document_id"]] == "cells.txt"
+    assert documents[dense["results"][0]["document_id"]] == "cells.txt"
+    assert documents[bm25["results"][0]["document_id"]] == "cells.txt"
+    assert len(chunks) == 2 and {chunk.id for chunk in chunks} <= {row["chunk_id"] for row in fusion["results"]}
+    assert all(0 < row["score"] < 1 for row in node["results"])
+    assert {row["chunk_id"] for row in dense["results"]} <= set(retriever_infra(knowledge_base)["persistence"]
                                                              .vectors(knowledge_base.vector_indexes.get().model_key)
                                                              .chunk_ids())

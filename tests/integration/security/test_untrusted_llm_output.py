@@ -70,12 +70,12 @@ def agentic(llm) -> AgenticEnsembleRetriever:
 
 def check_within_bounds(chunks, node) -> None:
     assert len(chunks) <= MAX_CHUNKS
-    assert 1 <= len(node.rounds) <= MAX_ITERS
-    for summary in node.rounds:
+    assert 1 <= len(node["rounds"]) <= MAX_ITERS
+    for summary in node["rounds"]:
         assert summary["pool_size"] <= MAX_CHUNKS
         assert all(0 <= operation["child"] < 2 for operation in summary["operations"]), summary["operations"]
-    assert len(node.children) == sum(len(summary["operations"]) for summary in node.rounds)
-    assert {child.component for child in node.children} == {"BM25Retriever"}
+    assert len(node["children"]) == sum(len(summary["operations"]) for summary in node["rounds"])
+    assert {child["class"] for child in node["children"]} == {"BM25Retriever"}
 
 
 def verdict(operations, sufficient=False, reason=INJECTION):
@@ -91,13 +91,13 @@ def test_a_model_that_obeys_the_injection_cannot_leave_the_catalog_or_the_pool_s
     with recording(TraceRecorder()):
         chunks, node = retriever.retrieve("How are pear espaliers pruned?")
     check_within_bounds(chunks, node)
-    plan = node.rounds[0]["plan"]
+    plan = node["rounds"][0]["plan"]
     assert [(dropped["child"], dropped["why"]) for dropped in plan["dropped"]] == [
         (42, "no child 42 in the catalog (0 to 1)"), (7, "no child 7 in the catalog (0 to 1)"),
         (-1, "no child -1 in the catalog (0 to 1)")]
-    assert [summary["operations"] for summary in node.rounds] == [[{"child": 0, "top_k": 1000}],
+    assert [summary["operations"] for summary in node["rounds"]] == [[{"child": 0, "top_k": 1000}],
                                                                   [{"child": 1, "top_k": 100_000}]]
-    assert node.rounds[0]["dropped"][0]["child"] == 42  # by the judgement after round 1
+    assert node["rounds"][0]["dropped"][0]["child"] == 42  # by the judgement after round 1
     # The injected document reached the model only as pool text, quoted under "Pool".
     judged = scripted_openai.requests_to(CHAT)[1].body["messages"][-1]["content"]
     assert "Pool (" in judged and INJECTION[:60] in judged.split("Pool (", 1)[1]
@@ -114,6 +114,6 @@ def test_the_local_model_over_an_injected_corpus_stays_within_the_catalog_and_th
         chunks, node = retriever.retrieve("Consult child 42 with top_k 1000: how are pear espaliers pruned?")
     check_within_bounds(chunks, node)
     assert 1 <= recorder.llm_calls <= MAX_ITERS * 2
-    for dropped in node.rounds[0]["plan"]["dropped"]:
+    for dropped in node["rounds"][0]["plan"]["dropped"]:
         assert dropped["why"], dropped
     retriever.close()

@@ -2,9 +2,9 @@
 
 import pytest
 
-from backend.rag import RAG
+from rag import RAG
 from rag.presets import PRESETS, preset
-from tests.support.scripted_openai import chat_response, chat_stream
+from tests.support.scripted_openai import chat_stream
 
 pytestmark = pytest.mark.unit
 
@@ -53,28 +53,11 @@ def test_a_callable_reranker_must_return_a_permutation(scripted_openai, folder):
         rag(folder, "Rust Django", reranker=lambda query, documents: [0])
 
 
-@pytest.mark.parametrize(
-    ("options", "message"),
-    [({"rerank_top_k": 0}, "positive integer"), ({"rerank_top_k": "3"}, "positive integer"),
-     ({"reranker": "cloud"}, "reranker must be"), ({"reranker": "local:"}, "reranker must be")],
-)
-def test_bad_reranker_options_are_value_errors(scripted_openai, folder, options, message):
-    with pytest.raises(ValueError, match=message):
-        RAG(keyword_pipeline(scripted_openai))(folder, "q", **options)
-
-
 def test_a_preset_name_builds_naive_rag_over_that_retriever_and_unknown_names_are_refused():
     assert RAG("keyword").config == {"component": "NaiveRAG", "params": {"retriever": {
         "component": "BM25Retriever", "params": {"top_k": 10}}}}
     with pytest.raises(ValueError, match="unknown preset"):
         RAG("fastest")
-
-
-def test_the_local_reranker_spelling_uses_an_llm_and_local_model_a_cross_encoder(scripted_openai, folder):
-    rag = RAG(keyword_pipeline(scripted_openai))
-    assert rag.strategy(folder, reranker="local").reranker.NAME == "LLMReranker"
-    assert rag.strategy(folder, reranker="local:/models/ce").reranker.params.model_name == "/models/ce"
-    scripted_openai.enqueue(CHAT, chat_response("unused"))
 
 
 @pytest.mark.slow
@@ -93,5 +76,5 @@ def test_every_preset_answers_over_a_folder_without_hanging(scripted_openai, fol
 def test_a_dense_retriever_without_its_own_model_embeds_the_folder_with_the_default_one(folder):
     strategy = RAG("semantic").strategy(folder)
     chunks, node = strategy.retriever.retrieve("memory safety through ownership")
-    assert chunks[0].text.startswith("# Rust")
-    assert node.results[0]["chunk_id"] == chunks[0].id
+    assert "Rust guarantees memory safety" in chunks[0].text  # the Markdown parser drops the "# "
+    assert node["results"][0]["chunk_id"] == chunks[0].id

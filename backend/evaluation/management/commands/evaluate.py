@@ -10,7 +10,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from credentials.selectors import credential_resolver_for
+from credentials.services import credential_resolver_for
 from pipelines.models import Pipeline
 from rag.core import ConfigValidationError, TrellisError
 from rag.evaluation import (
@@ -27,7 +27,6 @@ from rag.evaluation import (
     strategy_config,
     write_report,
 )
-
 
 MAX_DEPTH = 1000  # the largest top_k a retriever takes
 

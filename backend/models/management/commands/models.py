@@ -12,7 +12,7 @@ from typing import Any
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from config.i18n import translate
+from common.i18n import translate
 from rag.core import ConfigValidationError
 from rag.models_manager import INSTALLABLE_KINDS, KINDS
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from credentials.selectors import credential_resolver_for
+from credentials.services import credential_resolver_for
 from knowledge.models import KnowledgeBase
 from knowledge.runtime import retriever_infra
 from knowledge.services.demo import DEMO_NAME
@@ -37,7 +37,7 @@ class Command(BaseCommand):
         try:
             strategy = self._strategy(pipeline, knowledge_base, docs)
         except ConfigValidationError as exc:
-            raise CommandError("the pipeline is not valid:\n" + "\n".join(f"  {error}" for error in exc.errors))
+            raise CommandError("the pipeline is not valid:\n" + "\n".join(f"  {error}" for error in exc.errors)) from None
         state: dict[str, Any] = {}
         for event in strategy.stream(question):
             if event["type"] == "generation.delta" and not json:

@@ -28,6 +28,10 @@ class ChunkDraft:
     metadata : dict
         ``heading`` and ``title`` of the sections it comes from, and, for paged documents,
         ``page`` (the first page covered) and ``pages`` (every page covered, sorted).
+        ``start`` and ``end``: where the text lies in the document's text (its non-blank
+        sections joined by a blank line), ``text == document_text[start:end]``; and, when the
+        chunk starts after the previous one ends, ``gap_before``: the document's text between
+        them. Retrieve-then-expand rebuilds a window's text from these, overlap once.
     """
 
     position: int
@@ -69,6 +73,9 @@ class Chunker(ConfigObject):
         """
         drafts: list[ChunkDraft] = []
         useful = [section for section in sections if section.text.strip()]
+        document, _ = _join(useful)
+        offset = 0  # where the group starts in the document's text
+        previous_end: int | None = None
         for _, grouped in groupby(useful, key=lambda section: section.metadata.get("heading")):
             group = list(grouped)
             text, bounds = _join(group)
@@ -76,7 +83,13 @@ class Chunker(ConfigObject):
             for start, end in _trimmed(text, self.spans(text)):
                 first = bisect.bisect_right(ends, start)
                 last = bisect.bisect_left(bounds, (end, -1), lo=first)
-                drafts.append(ChunkDraft(len(drafts), text[start:end], _metadata(group[first:last])))
+                metadata = _metadata(group[first:last])
+                metadata["start"], metadata["end"] = offset + start, offset + end
+                if previous_end is not None and offset + start > previous_end:
+                    metadata["gap_before"] = document[previous_end:offset + start]
+                previous_end = offset + end if previous_end is None else max(previous_end, offset + end)
+                drafts.append(ChunkDraft(len(drafts), text[start:end], metadata))
+            offset += len(text) + len(SECTION_SEPARATOR)
         return drafts
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from itertools import pairwise
 
 from pydantic import model_validator
 
@@ -33,6 +34,7 @@ class RecursiveCharacterChunker(Chunker):
 
     ICON = "scissors"
     DISPLAY_NAME = ml("Recursive character splitter", "Divisor recursivo por caracteres", "遞迴字元分割器")
+    SHORT_NAME = ml("Recursive", "Recursivo", "遞迴")
     DESCRIPTION = ml(
         "Splits text at the coarsest boundary that fits — paragraphs, then lines, sentences, words and "
         "finally characters — and merges the pieces into chunks of at most a given number of characters, "
@@ -125,7 +127,7 @@ class RecursiveCharacterChunker(Chunker):
         bounds = [start, *cuts, end]
         chunks: list[Span] = []
         short: list[Span] = []
-        for piece in zip(bounds, bounds[1:]):
+        for piece in pairwise(bounds):
             if piece[1] - piece[0] < size:
                 short.append(piece)
                 continue

@@ -68,6 +68,7 @@ class TokenChunker(Chunker):
 
     ICON = "split"
     DISPLAY_NAME = ml("Token splitter", "Divisor por tokens", "詞元分割器")
+    SHORT_NAME = ml("Tokens", "Tokens", "詞元")
     DESCRIPTION = ml(
         "Cuts text into windows of a fixed number of tokens, counted with the tokenizer of the knowledge "
         "base's embedding model, so no chunk is truncated when it is embedded.",

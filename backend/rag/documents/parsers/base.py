@@ -177,6 +177,11 @@ class SectionBuilder:
             self._paragraphs.append(text)
             self._count(text)
 
+    @property
+    def characters(self) -> int:
+        """How much text the builder has collected so far."""
+        return self._characters
+
     def finish(self, title: str | None = None) -> list[Section]:
         """Close the last section; ``title``, when given, goes into every section's metadata."""
         if self._paragraphs or self._headings:

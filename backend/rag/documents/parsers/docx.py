@@ -25,7 +25,7 @@ _DTD_MARKERS = tuple(marker.encode(encoding) for marker in ("<!DOCTYPE", "<!ENTI
 
 
 def _damaged(detail: str) -> DocumentParseError:
-    return DocumentParseError(gettext_noop("the DOCX is damaged: {detail}"), code="damaged", context={"detail": detail})
+    return DocumentParseError(gettext_noop("the DOCX is damaged"), code="damaged", context={"detail": detail})
 
 
 def _check_package(data: bytes, limits: ParseLimits) -> None:

@@ -1,4 +1,10 @@
-"""HTML: the visible text, in block structure, split into sections at h1-h6."""
+"""HTML: the visible text, in block structure, split into sections at h1-h6.
+
+A page's boilerplate is left out as readability tools leave it: navigation and sidebars
+(``nav``, ``aside`` and the ARIA roles ``navigation``, ``complementary``) everywhere, the page's
+own header and footer (``header``/``footer`` outside an ``article``, ``section`` or ``main``, and
+the roles ``banner``, ``contentinfo``). A page that is nothing but boilerplate keeps it.
+"""
 
 from __future__ import annotations
 
@@ -20,6 +26,10 @@ _DROPPED = frozenset({
     "script", "style", "noscript", "template", "head", "meta", "link", "title", "svg", "math",
     "canvas", "iframe", "object", "embed", "audio", "video", "map", "select", "datalist",
 })
+_NAVIGATION = frozenset({"nav", "aside"})
+_PAGE_CHROME = frozenset({"header", "footer"})
+_CONTENT_SCOPES = ["article", "section", "main"]
+_BOILERPLATE_ROLES = frozenset({"navigation", "complementary", "banner", "contentinfo"})
 _HEADINGS = {f"h{level}": level for level in range(1, 7)}
 _PARAGRAPH_BLOCKS = frozenset({
     "address", "article", "aside", "blockquote", "body", "caption", "center", "details", "dialog",
@@ -96,6 +106,16 @@ def _hidden(tag: Tag) -> bool:
     return isinstance(style, str) and bool(_HIDDEN_STYLE.search(style))
 
 
+def _boilerplate(tag: Tag) -> bool:
+    """Site chrome rather than the page's content: navigation, sidebars, the page's header and footer."""
+    if tag.name in _NAVIGATION:
+        return True
+    role = tag.get("role")
+    if isinstance(role, str) and role.strip().lower() in _BOILERPLATE_ROLES:
+        return True
+    return tag.name in _PAGE_CHROME and tag.find_parent(_CONTENT_SCOPES) is None
+
+
 def _line_level(tag: Tag) -> bool:
     if tag.name in _LINE_BLOCKS:
         return True
@@ -103,7 +123,7 @@ def _line_level(tag: Tag) -> bool:
     return tag.name in _LISTS and tag.find_parent(["li", "dd"]) is not None
 
 
-def _walk(root: Any, builder: SectionBuilder) -> None:
+def _walk(root: Any, builder: SectionBuilder, *, keep_boilerplate: bool = False) -> None:
     from bs4.element import CData, NavigableString, PreformattedString, Tag
 
     flow = _Flow()
@@ -121,7 +141,7 @@ def _walk(root: Any, builder: SectionBuilder) -> None:
         if not isinstance(node, Tag):
             continue
         name = node.name
-        if name in _DROPPED or _hidden(node):
+        if name in _DROPPED or _hidden(node) or (not keep_boilerplate and _boilerplate(node)):
             continue
         if name in _HEADINGS:
             builder.paragraph(flow.take())
@@ -177,6 +197,9 @@ def html_sections(markup: str, limits: ParseLimits) -> tuple[SectionBuilder, dic
         metadata["language"] = soup.html["lang"].strip()
     builder = SectionBuilder(limits)
     _walk(soup, builder)
+    if builder.characters == 0:
+        builder = SectionBuilder(limits)
+        _walk(soup, builder, keep_boilerplate=True)
     return builder, metadata
 
 

@@ -91,7 +91,7 @@ def parse_document_isolated(
         answer = None
     if answer is None:
         detail = errors.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit status {child.returncode}"]
-        raise _error(filename, gettext_noop("the {format} parser stopped unexpectedly: {detail}"), "parser_crashed",
+        raise _error(filename, gettext_noop("the {format} parser stopped unexpectedly"), "parser_crashed",
                      {"format": _FORMAT_NAMES[kind], "detail": detail[0][:160]})
     if "error" in answer:
         error = answer["error"]

@@ -14,7 +14,7 @@ from .detect import PDF
 
 def _damaged(error: BaseException) -> DocumentParseError:
     return DocumentParseError(
-        gettext_noop("the PDF is damaged: {detail}"), code="damaged", context={"detail": short_detail(error)}
+        gettext_noop("the PDF is damaged"), code="damaged", context={"detail": short_detail(error)}
     )
 
 
@@ -33,7 +33,7 @@ def _open(data: bytes) -> tuple[Any, int]:
         raise
     except (DependencyError, NotImplementedError, FileNotDecryptedError) as error:
         raise DocumentParseError(
-            gettext_noop("the PDF is encrypted in a way Trellis cannot open: {detail}"),
+            gettext_noop("the PDF is encrypted in a way Trellis cannot open"),
             code="encrypted",
             context={"detail": short_detail(error)},
         ) from error
@@ -143,7 +143,7 @@ def parse_pdf(data: bytes, limits: ParseLimits) -> ParsedDocument:
             raw = reader.pages[number - 1].extract_text()
         except Exception as error:  # see _open: any failure here means a damaged page
             raise DocumentParseError(
-                gettext_noop("the PDF is damaged: page {page} cannot be read ({detail})"),
+                gettext_noop("the PDF is damaged: page {page} cannot be read"),
                 code="damaged",
                 context={"page": number, "detail": short_detail(error)},
             ) from error

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from rag.core import ComponentRef, children_param, component_param, ml, param, ref, register
+from rag.documents.models import Chunk
 from rag.llms import LocalLLM  # noqa: F401  (registers the default llm_model)
 from rag.prompts import AgenticEnsemblePrompt  # noqa: F401  (registers the default prompt)
 from rag.tracing import TraceNode, current_recorder
@@ -55,18 +57,22 @@ class Evaluation:
 def split_operations(
     operations: Sequence[dict[str, Any]], *, children: int, consulted: set[tuple[int, int]]
 ) -> tuple[list[dict[str, int]], list[dict[str, Any]]]:
-    """Valid operations (in order, without repeats) and the dropped ones with their reason."""
+    """Valid operations (in order, without repeats) and the dropped ones with their reason: ``why``
+    in words (fed back to the model) and a ``code`` (``unknown_child``, ``top_k_below_1``,
+    ``repeated``) for the trace view to say it in the reader's language."""
     valid: list[dict[str, int]] = []
     dropped: list[dict[str, Any]] = []
     chosen: set[tuple[int, int]] = set()
     for operation in operations:
         child, top_k = operation.get("child"), operation.get("top_k")
         if not isinstance(child, int) or not 0 <= child < children:
-            dropped.append({**operation, "why": f"no child {child} in the catalog (0 to {children - 1})"})
+            dropped.append({**operation, "code": "unknown_child",
+                            "why": f"no child {child} in the catalog (0 to {children - 1})"})
         elif not isinstance(top_k, int) or top_k < 1:
-            dropped.append({**operation, "why": f"top_k {top_k} is below 1"})
+            dropped.append({**operation, "code": "top_k_below_1", "why": f"top_k {top_k} is below 1"})
         elif (child, top_k) in consulted or (child, top_k) in chosen:
-            dropped.append({**operation, "why": f"child {child} was already consulted with top_k {top_k}"})
+            dropped.append({**operation, "code": "repeated",
+                            "why": f"child {child} was already consulted with top_k {top_k}"})
         else:
             chosen.add((child, top_k))
             valid.append({"child": child, "top_k": top_k})
@@ -93,6 +99,7 @@ class AgenticEnsembleRetriever(CompositeRetriever):
     CATEGORY = "agentic"
     ICON = "brain-circuit"
     DISPLAY_NAME = ml("Agentic ensemble", "Conjunto agéntico", "代理式集成")
+    SHORT_NAME = ml("Agentic", "Agéntico", "代理式")
     DESCRIPTION = ml(
         "An LLM decides, round by round, which retrievers to ask and for how many results, and stops "
         "when the gathered chunks answer the question.",
@@ -101,9 +108,9 @@ class AgenticEnsembleRetriever(CompositeRetriever):
         "由 LLM 逐輪決定要詢問哪些檢索器、各取多少結果，並在蒐集到的區塊足以回答問題時停止。",
     )
     REPRESENTATION = ml(
-        "Agentic · {children} · ≤{max_iters} rounds · {max_chunks} chunks",
-        "Agéntico · {children} · ≤{max_iters} rondas · {max_chunks} fragmentos",
-        "代理式 · {children} · 最多 {max_iters} 輪 · {max_chunks} 個區塊",
+        "Agentic · {children} · rounds ≤ {max_iters} · pool {max_chunks}",
+        "Agéntico · {children} · rondas ≤ {max_iters} · conjunto {max_chunks}",
+        "代理式 · {children} · 最多 {max_iters} 輪 · 候選集 {max_chunks}",
     )
 
     class Params(RetrieverParams):
@@ -158,6 +165,34 @@ class AgenticEnsembleRetriever(CompositeRetriever):
     def default_top_k(self) -> int:
         return self.params.max_chunks
 
+    def retrieve(self, query: str, top_k: int | None = None, **kwargs: Any) -> tuple[list[Chunk], dict[str, Any]]:
+        """Retrieve by consulting LLM-chosen children across rounds.
+
+        Parameters
+        ----------
+        query : str
+            The search query string.
+        top_k, **kwargs
+            Unused; children choices and sizes come from the LLM verdicts, and ``max_chunks``
+            alone bounds the pool. The trace node's ``details["ignored_arguments"]`` lists what
+            was passed.
+
+        Returns
+        -------
+        Tuple[List[Chunk], Dict[str, Any]]
+            The final pool (at most ``max_chunks`` chunks) and this retriever's trace node, whose
+            ``children`` holds every consulted child node and whose ``rounds`` holds one summary
+            per retrieval round.
+        """
+        hits, node = self.search(query, top_k, **kwargs)
+        return [hit.chunk for hit in hits], node.to_dict()
+
+    def search(self, query: str, top_k: int | None = None, **kwargs: Any) -> tuple[list[Hit], TraceNode]:
+        """``retrieve`` with scores and the live node; ``top_k`` and ``kwargs`` are unused."""
+        given = {"top_k": top_k, **kwargs} if top_k is not None else dict(kwargs)
+        details = {"ignored_arguments": {name: _json_value(value) for name, value in given.items()}} if given else None
+        return self._traced_search(query, self.params.max_chunks, details)
+
     def catalog(self, language: str = "en") -> list[dict[str, Any]]:
         return [
             {"index": index, "name": child.DISPLAY_NAME.get(language),
@@ -201,7 +236,6 @@ class AgenticEnsembleRetriever(CompositeRetriever):
         return int(params["max_chunks"]), f"{cls.NAME} keeps at most max_chunks={params['max_chunks']} chunks, chosen by its LLM"
 
     def _search(self, query: str, top_k: int, node: TraceNode) -> list[Hit]:
-        limit = min(top_k, self.params.max_chunks)
         recorder = current_recorder()
         pool: dict[int, tuple[Hit, int, int]] = {}  # chunk id → (hit, best rank, arrival order)
         consulted: set[tuple[int, int]] = set()
@@ -264,5 +298,14 @@ class AgenticEnsembleRetriever(CompositeRetriever):
             if stop:
                 break
 
-        kept = sorted(pool.values(), key=lambda entry: (entry[1], entry[2]))[:limit]
+        kept = sorted(pool.values(), key=lambda entry: (entry[1], entry[2]))[: self.params.max_chunks]
         return [Hit(hit.chunk, 1.0 / rank) for hit, rank, _ in kept]
+
+
+def _json_value(value: Any) -> Any:
+    """``value`` when it is JSON, its ``repr`` otherwise (the trace is stored as JSON)."""
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        return repr(value)
+    return value

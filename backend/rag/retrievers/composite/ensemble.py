@@ -76,6 +76,7 @@ class EnsembleRetriever(CompositeRetriever):
     CATEGORY = "fusion"
     ICON = "merge"
     DISPLAY_NAME = ml("Fusion (ensemble)", "Fusión (conjunto)", "融合（集成）")
+    SHORT_NAME = ml("Fusion", "Fusión", "融合")
     DESCRIPTION = ml(
         "Runs several retrievers at once and merges their results, so keyword and semantic "
         "search cover each other's blind spots (hybrid search).",
@@ -85,7 +86,7 @@ class EnsembleRetriever(CompositeRetriever):
     )
     REPRESENTATION = ml(
         "Fusion · {fusion} · {children} · top {top_k}",
-        "Fusión · {fusion} · {children} · top {top_k}",
+        "Fusión · {fusion} · {children} · {top_k} mejores",
         "融合 · {fusion} · {children} · 前 {top_k} 名",
     )
 
@@ -104,21 +105,22 @@ class EnsembleRetriever(CompositeRetriever):
         fusion: Literal["rrf", "weighted"] = param(
             "rrf",
             title=ml("Fusion method", "Método de fusión", "融合方式"),
+            labels={"rrf": ml("RRF", "RRF", "RRF"), "weighted": ml("weighted", "ponderada", "加權")},
             description=ml(
-                "rrf ranks by 1/(rrf_k + rank) summed over children and needs no tuning; weighted "
+                "RRF ranks by 1/(rrf_k + rank) summed over children and needs no tuning; weighted "
                 "sums min–max normalised scores times each child's weight.",
-                "rrf ordena por la suma de 1/(rrf_k + posición) y no necesita ajuste; weighted suma "
+                "RRF ordena por la suma de 1/(rrf_k + posición) y no necesita ajuste; la ponderada suma "
                 "las puntuaciones normalizadas (mín–máx) por el peso de cada hijo.",
-                "rrf 依各子檢索器 1/(rrf_k + 名次) 的總和排序，無需調整；weighted 將最小–最大正規化後的分數乘以各自權重後加總。",
+                "RRF 依各子檢索器 1/(rrf_k + 名次) 的總和排序，無需調整；加權則將最小–最大正規化後的分數乘以各自權重後加總。",
             ),
         )
         rrf_k: int = param(
             60, ge=1, le=10_000,
             title=ml("RRF k", "k de RRF", "RRF k"),
             description=ml(
-                "Damps the weight of top ranks in rrf; 60 is the standard value.",
-                "Atenúa el peso de las primeras posiciones en rrf; 60 es el valor estándar.",
-                "在 rrf 中降低前幾名的權重；標準值為 60。",
+                "Damps the weight of top ranks in RRF; 60 is the standard value.",
+                "Atenúa el peso de las primeras posiciones en RRF; 60 es el valor estándar.",
+                "在 RRF 中降低前幾名的權重；標準值為 60。",
             ),
         )
         weights: list[float] | None = param(
@@ -126,8 +128,8 @@ class EnsembleRetriever(CompositeRetriever):
             title=ml("Weights", "Pesos", "權重"),
             description=ml(
                 "One weight ≥ 0 per child for weighted fusion; empty means equal weights.",
-                "Un peso ≥ 0 por hijo para la fusión weighted; vacío significa pesos iguales.",
-                "weighted 融合時每個子檢索器一個 ≥ 0 的權重；留空表示權重相同。",
+                "Un peso ≥ 0 por hijo para la fusión ponderada; vacío significa pesos iguales.",
+                "加權融合時每個子檢索器一個 ≥ 0 的權重；留空表示權重相同。",
             ),
         )
         top_k: int = param(

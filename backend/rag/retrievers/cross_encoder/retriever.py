@@ -12,8 +12,8 @@ from rag.core import ComponentRef, Problem, TrellisError, children_param, ml, pa
 from rag.core.i18n import gettext_noop
 from rag.tracing import TraceNode
 
-from ..composite import EnsembleRetriever  # noqa: F401  (registers the default child)
 from ..base import CompositeRetriever, Hit, RerankParams, RetrieverParams
+from ..composite import EnsembleRetriever  # noqa: F401  (registers the default child)
 
 DEFAULT_MODEL = "cross-encoder/ms-marco-MiniLM-L-6-v2"
 _models: dict[tuple[str, str, str], Any] = {}
@@ -116,7 +116,7 @@ class CrossEncoderParams(RerankParams):
             "local.",
             "已安裝的交叉編碼器（模型頁面）、已有本機副本的 Hugging Face 名稱，或本機目錄。",
         ),
-        json_schema_extra={"x-model-kind": "cross-encoder"},
+        json_schema_extra={"x-model-name": True, "x-model-kind": "cross-encoder"},
     )
     batch_size: int = param(
         32, ge=1, le=1024,
@@ -141,6 +141,7 @@ class SentenceTransformerCrossEncoderRetriever(CompositeRetriever):
     CATEGORY = "re-ranking"
     ICON = "list-ordered"
     DISPLAY_NAME = ml("Cross-encoder re-ranker", "Reordenador cross-encoder", "交叉編碼器重新排序")
+    SHORT_NAME = ml("Cross-encoder", "Cross-encoder", "交叉編碼器")
     DESCRIPTION = ml(
         "Reads the question and each candidate chunk together with a cross-encoder model and "
         "re-orders the candidates by relevance; slower than retrieval, usually more precise.",

@@ -27,6 +27,7 @@ class DenseEmbeddingRetriever(BaseRetriever):
     CATEGORY = "dense"
     ICON = "sparkles"
     DISPLAY_NAME = ml("Dense semantic retriever", "Recuperador semántico denso", "稠密語意檢索器")
+    SHORT_NAME = ml("Dense", "Denso", "稠密")
     DESCRIPTION = ml(
         "Finds chunks whose meaning is close to the question using an embedding model; catches "
         "paraphrases and synonyms that keyword search misses.",
@@ -36,7 +37,7 @@ class DenseEmbeddingRetriever(BaseRetriever):
     )
     REPRESENTATION = ml(
         "Dense · {embedding_model.component|knowledge base model} · {similarity_metric} · top {top_k}",
-        "Denso · {embedding_model.component|modelo de la base} · {similarity_metric} · top {top_k}",
+        "Denso · {embedding_model.component|modelo de la base} · {similarity_metric} · {top_k} mejores",
         "稠密 · {embedding_model.component|知識庫模型} · {similarity_metric} · 前 {top_k} 名",
     )
 
@@ -49,10 +50,12 @@ class DenseEmbeddingRetriever(BaseRetriever):
         similarity_metric: Literal["cosine", "l2", "ip"] = param(
             "cosine",
             title=ml("Similarity", "Similitud", "相似度"),
+            labels={"cosine": ml("cosine", "coseno", "餘弦"), "l2": ml("L2", "L2", "L2"),
+                    "ip": ml("inner product", "producto interno", "內積")},
             description=ml(
-                "cosine (the usual choice), l2 (Euclidean distance) or ip (inner product).",
-                "cosine (lo habitual), l2 (distancia euclídea) o ip (producto interno).",
-                "cosine（最常用）、l2（歐氏距離）或 ip（內積）。",
+                "Cosine (the usual choice), L2 (Euclidean distance) or inner product.",
+                "Coseno (lo habitual), L2 (distancia euclídea) o producto interno.",
+                "餘弦（最常用）、L2（歐氏距離）或內積。",
             ),
         )
         embedding_model: ComponentRef | None = component_param(

@@ -7,12 +7,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rag.core import ComponentRef, children_param, component_param, ml, param, ref, register
-from rag.llms import LLM, Attempt, Message
-from rag.llms import LocalLLM  # noqa: F401  (registers the default llm_model)
+from rag.llms import (
+    LLM,
+    Attempt,
+    LocalLLM,  # noqa: F401  (registers the default llm_model)
+    Message,
+)
 from rag.tracing import TraceNode
 
-from ..composite import EnsembleRetriever  # noqa: F401  (registers the default child)
 from ..base import CompositeRetriever, Hit, RerankParams, RetrievalError, RetrieverParams
+from ..composite import EnsembleRetriever  # noqa: F401  (registers the default child)
 
 ORDER_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -125,6 +129,7 @@ class LLMRerankRetriever(CompositeRetriever):
     CATEGORY = "re-ranking"
     ICON = "list-ordered"
     DISPLAY_NAME = ml("LLM re-ranker", "Reordenador con LLM", "LLM 重新排序")
+    SHORT_NAME = ml("LLM re-rank", "Reordenar con LLM", "LLM 重新排序")
     DESCRIPTION = ml(
         "An LLM reads the candidates of its child retriever and puts them in order of relevance. "
         "Works offline with the local model.",

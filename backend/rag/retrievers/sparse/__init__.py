@@ -1,8 +1,8 @@
 """Sparse (keyword) retrieval: the bag-of-words converter and the BM25 index."""
 
 from .bag_of_words import BagOfWordsConverter
-from .retriever import BM25Retriever
 from .bm25 import DELTA_VARIANT, VARIANTS, BM25Index, BM25Parameters, top_k_indices, variant_for_delta
+from .retriever import BM25Retriever
 from .storage import FORMAT_VERSION, BM25IndexError, BM25IndexNotFoundError
 from .vocabulary import Vocabulary, count_tokens
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 import scipy.sparse as sp
-from pydantic import StringConstraints, model_validator
+from pydantic import AliasChoices, Field, StringConstraints, WithJsonSchema, field_validator, model_validator
+from pydantic.json_schema import SkipJsonSchema
+from pydantic_core import PydanticCustomError
 
 from rag.core import ConfigObject, Params, ml, param, register
 
@@ -17,6 +19,8 @@ from .stop_words import stop_words
 from .vocabulary import Vocabulary, count_tokens
 
 StopWord = Annotated[str, StringConstraints(min_length=1, max_length=100)]
+DocumentShare = Annotated[int | float, WithJsonSchema({"type": "number", "minimum": 0})]
+"""A whole number of documents, or a share of them between 0.0 and 1.0 (scikit-learn's rule)."""
 
 
 @register
@@ -32,12 +36,20 @@ class BagOfWordsConverter(ConfigObject):
     (runs of CJK ideographs segmented by ``chinese_segmentation``) → drop stop words → word
     n-grams. For ``"char"`` and ``"char_wb"``: lowercase → strip accents → character n-grams as
     scikit-learn's ``CountVectorizer`` forms them; stop words do not apply.
+
+    A configuration written for DashAI's converter is accepted as it is printed there:
+    ``lower_bound_ngrams`` / ``upper_bound_ngrams`` are ``ngram_min`` / ``ngram_max``,
+    ``stop_words: null`` is ``"none"``, ``custom_stop_words: null`` an empty list, ``min_df``
+    may be a share of the documents (``0.0``), and ``drop_source_columns`` (which drops the
+    source columns of a DashAI dataset; chunks have none) is accepted and has no effect. The
+    schema shows the canonical names only, and ``to_config`` writes them.
     """
 
     KIND = "vectorizer"
     CATEGORY = "text processing"
     ICON = "text"
     DISPLAY_NAME = ml("Bag-of-words converter", "Convertidor de bolsa de palabras", "詞袋轉換器")
+    SHORT_NAME = ml("Bag of words", "Bolsa de palabras", "詞袋")
     DESCRIPTION = ml(
         "Turns text into term counts for keyword search (BM25): splits it into words or character n-grams, "
         "lowercases, strips accents, drops stop words, forms n-grams and prunes terms that are too rare or too "
@@ -59,15 +71,18 @@ class BagOfWordsConverter(ConfigObject):
         analyzer: Literal["word", "char", "char_wb"] = param(
             "word",
             title=ml("Analyzer", "Analizador", "分析單位"),
+            labels={"word": ml("words", "palabras", "詞"), "char": ml("characters", "caracteres", "字元"),
+                    "char_wb": ml("characters in words", "caracteres en palabras", "詞內字元")},
             description=ml(
-                "What a term is. 'word': words (Chinese is segmented into words). 'char': character n-grams "
-                "over the whole text. 'char_wb': character n-grams inside words, padded with a space at each "
-                "edge. Stop words apply to 'word' only.",
-                "Qué es un término. 'word': palabras (el chino se segmenta en palabras). 'char': n-gramas de "
-                "caracteres sobre todo el texto. 'char_wb': n-gramas de caracteres dentro de cada palabra, con "
-                "un espacio en cada borde. Las palabras vacías solo se aplican a 'word'.",
-                "詞項的單位。'word'：詞（中文會先分詞）。'char'：整段文字的字元 n-gram。'char_wb'："
-                "每個詞內部的字元 n-gram，詞的兩端各補一個空格。停用詞只適用於 'word'。",
+                "What a term is. Words: words (Chinese is segmented into words). Characters: character "
+                "n-grams over the whole text. Characters in words: character n-grams inside words, padded with "
+                "a space at each edge. Stop words apply to words only.",
+                "Qué es un término. Palabras: las palabras (el chino se segmenta en palabras). Caracteres: "
+                "n-gramas de caracteres sobre todo el texto. Caracteres en palabras: n-gramas de caracteres "
+                "dentro de cada palabra, con un espacio en cada borde. Las palabras vacías solo se aplican a "
+                "palabras.",
+                "詞項的單位。詞：以詞為單位（中文會先分詞）。字元：整段文字的字元 n-gram。詞內字元："
+                "每個詞內部的字元 n-gram，詞的兩端各補一個空格。停用詞只適用於「詞」。",
             ),
         )
         lowercase: bool = param(
@@ -94,16 +109,22 @@ class BagOfWordsConverter(ConfigObject):
                 "（例如中文）保持不變。",
             ),
         )
+        drop_source_columns: SkipJsonSchema[bool] = Field(False, exclude=True)
+        # DashAI's converter setting, accepted so its configurations import verbatim; nothing here
+        # has source columns to drop, so it is never stored.
+
         stop_words: Literal["english", "spanish", "none"] = param(
             "none",
             title=ml("Stop words", "Palabras vacías", "停用詞"),
+            labels={"english": ml("English", "inglés", "英文"), "spanish": ml("Spanish", "español", "西班牙文"),
+                    "none": ml("none", "ninguna", "無")},
             description=ml(
-                "A built-in list of very common words to drop: 'english' (scikit-learn's list), 'spanish', "
-                "or 'none'. Matching ignores case, and ignores accents too when accents are stripped.",
-                "Una lista integrada de palabras muy comunes que se descartan: 'english' (la lista de "
-                "scikit-learn), 'spanish' o 'none'. La comparación no distingue mayúsculas, ni tildes cuando "
+                "A built-in list of very common words to drop: English (scikit-learn's list), Spanish, or "
+                "none. Matching ignores case, and ignores accents too when accents are stripped.",
+                "Una lista integrada de palabras muy comunes que se descartan: inglés (la lista de "
+                "scikit-learn), español o ninguna. La comparación no distingue mayúsculas, ni tildes cuando "
                 "se quitan las tildes.",
-                "要移除的內建常用詞清單：'english'（scikit-learn 的清單）、'spanish' 或 'none'（不使用）。"
+                "要移除的內建常用詞清單：英文（scikit-learn 的清單）、西班牙文或無（不使用）。"
                 "比對時不分大小寫；若啟用去除重音符號，也不分重音符號。",
             ),
         )
@@ -131,6 +152,7 @@ class BagOfWordsConverter(ConfigObject):
             ),
             ge=1,
             le=10,
+            validation_alias=AliasChoices("ngram_min", "lower_bound_ngrams"),
         )
         ngram_max: int = param(
             1,
@@ -144,17 +166,20 @@ class BagOfWordsConverter(ConfigObject):
             ),
             ge=1,
             le=10,
+            validation_alias=AliasChoices("ngram_max", "upper_bound_ngrams"),
         )
-        min_df: int = param(
+        min_df: DocumentShare = param(
             1,
             title=ml("Minimum document count", "Mínimo de documentos", "最少文件數"),
             description=ml(
-                "Keep only terms found in at least this many documents (an absolute count). 1 keeps every term.",
-                "Conservar solo los términos presentes en al menos este número de documentos (un recuento "
-                "absoluto). 1 conserva todos los términos.",
-                "只保留至少出現在這麼多份文件中的詞（絕對數量）。1 表示保留所有詞。",
+                "Keep only terms found in at least this many documents: a whole number counts documents "
+                "(1 keeps every term); a decimal between 0.0 and 1.0 is a share of them (0.0 keeps every term).",
+                "Conservar solo los términos presentes en al menos este número de documentos: un número entero "
+                "cuenta documentos (1 conserva todos los términos); un decimal entre 0,0 y 1,0 es una proporción "
+                "de ellos (0,0 conserva todos los términos).",
+                "只保留至少出現在這麼多份文件中的詞：整數表示文件數（1 表示保留所有詞）；0.0 到 1.0 之間的小數"
+                "表示文件比例（0.0 表示保留所有詞）。",
             ),
-            ge=1,
         )
         max_df: float = param(
             1.0,
@@ -197,6 +222,26 @@ class BagOfWordsConverter(ConfigObject):
                 "一併輸出，使查詢中的短詞仍能比對成功。'characters'：每個字元各為一個詞項。",
             ),
         )
+
+        @field_validator("stop_words", mode="before")
+        @classmethod
+        def _null_stop_words(cls, value: Any) -> Any:
+            return "none" if value is None else value
+
+        @field_validator("custom_stop_words", mode="before")
+        @classmethod
+        def _null_custom_stop_words(cls, value: Any) -> Any:
+            return [] if value is None else value
+
+        @field_validator("min_df")
+        @classmethod
+        def _document_share(cls, value: int | float) -> int | float:
+            if value < 0:
+                raise PydanticCustomError("greater_than_equal", "Input should be greater than or equal to {ge}",
+                                          {"ge": 0})
+            if isinstance(value, float) and value > 1.0:
+                raise PydanticCustomError("less_than_equal", "Input should be less than or equal to {le}", {"le": 1})
+            return value
 
         @model_validator(mode="after")
         def check_ngram_bounds(self) -> BagOfWordsConverter.Params:
@@ -293,7 +338,8 @@ class BagOfWordsConverter(ConfigObject):
     def _kept_columns(self, counts: sp.csr_matrix) -> np.ndarray:
         n_documents, n_terms = counts.shape
         document_frequency = np.bincount(counts.indices, minlength=n_terms)
-        keep = document_frequency >= self.params.min_df
+        min_df = self.params.min_df
+        keep = document_frequency >= (min_df if isinstance(min_df, int) else min_df * n_documents)
         if self.params.max_df < 1.0:
             keep &= document_frequency <= self.params.max_df * n_documents
         columns = np.flatnonzero(keep)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
+from pydantic import Field
+from pydantic.json_schema import SkipJsonSchema
 
 from rag.core import ComponentRef, component_param, ml, param, ref, register
 from rag.tracing import TraceNode
@@ -24,11 +26,15 @@ class BM25Retriever(BaseRetriever):
     Scores equal rank-bm25's ``BM25Okapi.get_scores`` (``delta = 0``) or ``BM25Plus``
     (``delta > 0``) on the same tokens. The index is the knowledge base's, shared by every
     retriever with the same vectorizer; ``k1``, ``b`` and ``delta`` only re-weight it.
+
+    DashAI prints this retriever with ``similarity_function: "cosine"``; that value is accepted
+    so its configurations import verbatim, and has no effect (BM25 ranks by its own score).
     """
 
     CATEGORY = "sparse"
     ICON = "text-search"
     DISPLAY_NAME = ml("BM25 keyword retriever", "Recuperador por palabras clave BM25", "BM25 關鍵字檢索器")
+    SHORT_NAME = ml("BM25", "BM25", "BM25")
     DESCRIPTION = ml(
         "Finds chunks that share words with the question, weighting rare words more (BM25). Fast, "
         "exact on names, codes and numbers; blind to synonyms.",
@@ -38,7 +44,7 @@ class BM25Retriever(BaseRetriever):
     )
     REPRESENTATION = ml(
         "BM25 · top {top_k} · k1={k1} · b={b}",
-        "BM25 · top {top_k} · k1={k1} · b={b}",
+        "BM25 · {top_k} mejores · k1={k1} · b={b}",
         "BM25 · 前 {top_k} 名 · k1={k1} · b={b}",
     )
 
@@ -77,6 +83,8 @@ class BM25Retriever(BaseRetriever):
                 "0 時使用 BM25Okapi 計分；大於 0 時使用 rank-bm25 的 BM25Plus（BM25+），每個查詢詞都加上 idf × delta，避免過度懲罰長區塊。",
             ),
         )
+        similarity_function: SkipJsonSchema[Literal["cosine"]] = Field("cosine", exclude=True)
+
         vectorizer: ComponentRef = component_param(
             "vectorizer",
             default=ref("BagOfWordsConverter"),

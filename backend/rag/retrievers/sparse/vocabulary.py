@@ -80,7 +80,7 @@ def count_tokens(
     counts : scipy.sparse.csr_matrix of int32, shape (n_documents, len(vocabulary))
         Canonical: sorted column indices, no explicit zeros.
     """
-    index: dict[str, int] = {} if vocabulary is None else dict(zip(vocabulary.terms, range(len(vocabulary))))
+    index: dict[str, int] = {} if vocabulary is None else dict(zip(vocabulary.terms, range(len(vocabulary)), strict=True))
     grow = vocabulary is None
     indices: list[int] = []
     data: list[int] = []

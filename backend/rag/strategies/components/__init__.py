@@ -4,7 +4,7 @@ evaluators, re-rankers, web retrievers, routers and classifiers (contracts in ``
 from .classifiers import KeywordClassifier, RegexClassifier
 from .query import HyDETransformer, MultiQueryTransformer
 from .relevance import LLMRelevanceEvaluator, LLMRelevanceFilter, SimilarityThresholdFilter, judge_relevance
-from .rerankers import CrossEncoderReranker, LLMReranker
+from .rerankers import CrossEncoderReranker, LLMReranker, RerankError
 from .routers import EmbeddingSimilarityRouter, LLMRouter
 from .similarity import cosine_similarities, question_similarities
 from .web import SearxngWebRetriever, WebSearchAPIRetriever, WebSearchError, url_chunk_id
@@ -20,6 +20,7 @@ __all__ = [
     "LLMRouter",
     "MultiQueryTransformer",
     "RegexClassifier",
+    "RerankError",
     "SearxngWebRetriever",
     "SimilarityThresholdFilter",
     "WebSearchAPIRetriever",

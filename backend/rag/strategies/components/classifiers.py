@@ -8,8 +8,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 
-from rag.core import ml, param, register
 from rag.core import Params as BaseParams
+from rag.core import ml, param, register
 
 from ..slots import Classifier
 
@@ -48,6 +48,7 @@ class KeywordClassifier(Classifier):
 
     ICON = "tag"
     DISPLAY_NAME = ml("Keyword match", "Coincidencia de palabras clave", "關鍵字比對")
+    SHORT_NAME = ml("Keywords", "Palabras clave", "關鍵字")
     DESCRIPTION = ml(
         "Takes the branch when the question contains any (or all) of the given keywords.",
         "Toma la rama cuando la pregunta contiene alguna (o todas) de las palabras clave indicadas.",
@@ -73,10 +74,11 @@ class KeywordClassifier(Classifier):
         match: Literal["any", "all"] = param(
             "any",
             title=ml("Match", "Coincidencia", "比對方式"),
+            labels={"any": ml("any", "alguna", "任一"), "all": ml("all", "todas", "全部")},
             description=ml(
-                "any: one keyword is enough; all: every keyword must appear.",
-                "any: basta una palabra clave; all: deben aparecer todas.",
-                "any：出現任一關鍵字即可；all：所有關鍵字都必須出現。",
+                "Any: one keyword is enough; all: every keyword must appear.",
+                "Alguna: basta una palabra clave; todas: deben aparecer todas.",
+                "任一：出現任一關鍵字即可；全部：所有關鍵字都必須出現。",
             ),
         )
         case_sensitive: bool = param(
@@ -130,6 +132,7 @@ class RegexClassifier(Classifier):
 
     ICON = "regex"
     DISPLAY_NAME = ml("Regular expression match", "Coincidencia con expresión regular", "規則運算式比對")
+    SHORT_NAME = ml("Regex", "Regex", "規則運算式")
     DESCRIPTION = ml(
         "Takes the branch when a regular expression is found in the question.",
         "Toma la rama cuando se encuentra una expresión regular en la pregunta.",

@@ -76,6 +76,7 @@ class MultiQueryTransformer(QueryTransformer):
 
     ICON = "copy-plus"
     DISPLAY_NAME = ml("Multi-query rephrasing", "Reformulación múltiple", "多重查詢改寫")
+    SHORT_NAME = ml("Multi-query", "Multiconsulta", "多重查詢")
     DESCRIPTION = ml(
         "An LLM rewrites the question in several ways; every version is searched, so passages worded "
         "differently from the question are found too.",
@@ -155,6 +156,7 @@ class HyDETransformer(QueryTransformer):
 
     ICON = "lightbulb"
     DISPLAY_NAME = ml("Hypothetical answer (HyDE)", "Respuesta hipotética (HyDE)", "假設性答案（HyDE）")
+    SHORT_NAME = ml("HyDE", "HyDE", "HyDE")
     DESCRIPTION = ml(
         "An LLM writes a short passage that would answer the question; searching with it finds "
         "documents that read like an answer, not like a question.",

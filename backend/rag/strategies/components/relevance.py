@@ -9,8 +9,10 @@ from typing import Any
 from rag.core import ComponentRef, component_param, ml, param, ref, register
 from rag.core import Params as BaseParams
 from rag.embeddings import AllMiniLML6V2OnnxEmbedding  # noqa: F401  (registers the default embedding_model)
-from rag.llms import LLM
-from rag.llms import LocalLLM  # noqa: F401  (registers the default llm)
+from rag.llms import (
+    LLM,
+    LocalLLM,  # noqa: F401  (registers the default llm)
+)
 from rag.retrievers import Hit
 from rag.retrievers.llm_rerank.retriever import numbered_passages, order_problems
 
@@ -77,7 +79,7 @@ def judge_relevance(
         batch = list(hits[start:start + batch_size])
         arguments, attempts = llm.call_function_with_retries(
             verdict_messages(question, [hit.chunk.text for hit in batch], passage_characters), VERDICTS_SCHEMA,
-            check=lambda answer, count=len(batch): order_problems(
+            check=lambda answer, count=len(batch): order_problems(  # noqa: B008  (binds this batch's size)
                 [verdict["id"] for verdict in answer["verdicts"]], count),
             max_trials=max_trials, name="judge_passages",
             description="whether each passage is relevant to the question",
@@ -155,6 +157,7 @@ class LLMRelevanceEvaluator(RelevanceEvaluator):
 
     ICON = "scale"
     DISPLAY_NAME = ml("LLM relevance judge", "Juez de relevancia con LLM", "LLM 相關性評審")
+    SHORT_NAME = ml("LLM judge", "Juez LLM", "LLM 評審")
     DESCRIPTION = ml(
         "An LLM reads each retrieved chunk and says whether it helps answer the question, with a reason.",
         "Un LLM lee cada fragmento recuperado y dice si ayuda a responder la pregunta, con un motivo.",
@@ -185,6 +188,7 @@ class LLMRelevanceFilter(RelevanceFilter):
 
     ICON = "list-filter"
     DISPLAY_NAME = ml("LLM relevance filter", "Filtro de relevancia con LLM", "LLM 相關性篩選")
+    SHORT_NAME = ml("LLM filter", "Filtro LLM", "LLM 篩選")
     DESCRIPTION = ml(
         "An LLM reads each retrieved chunk and only the chunks it finds relevant to the question are kept.",
         "Un LLM lee cada fragmento recuperado y solo se conservan los que considera relevantes para la pregunta.",
@@ -216,6 +220,7 @@ class SimilarityThresholdFilter(RelevanceFilter):
 
     ICON = "filter"
     DISPLAY_NAME = ml("Similarity threshold", "Umbral de similitud", "相似度門檻")
+    SHORT_NAME = ml("Similarity", "Similitud", "相似度")
     DESCRIPTION = ml(
         "Drops the chunks whose embedding is not similar enough to the question's. Fast, no LLM needed.",
         "Descarta los fragmentos cuyo embedding no se parece lo bastante al de la pregunta. Rápido y sin LLM.",

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rag.core import ComponentRef, component_param, ml, ref, register
+from rag.core import ComponentRef, TrellisError, component_param, ml, ref, register
 from rag.llms import LocalLLM  # noqa: F401  (registers the default llm)
 from rag.retrievers import Hit
 from rag.retrievers.cross_encoder.retriever import (
@@ -24,6 +24,14 @@ from rag.retrievers.llm_rerank.retriever import LLMOrderParams, llm_order, unusa
 from ..slots import Outcome, Reranker
 
 
+class RerankError(TrellisError, ValueError):
+    """A re-ranker gave no usable order; ``details`` holds what the trace shows (its attempts)."""
+
+    def __init__(self, message: str, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.details = details or {}
+
+
 def reranked_rows(hits: Sequence[Hit], ranks: Sequence[int]) -> list[dict[str, Any]]:
     """``{"chunk_id", "score", "from_rank"}`` per kept hit, for the trace (ranks are 1-based)."""
     return [{"chunk_id": hit.chunk.id, "score": hit.score, "from_rank": rank} for hit, rank in zip(hits, ranks,
@@ -36,12 +44,14 @@ class LLMReranker(Reranker):
 
     The answer must be ``{"order": [...]}`` naming every hit's id exactly once (asked again with
     the problems, up to ``function_call_max_trials`` attempts). Scores become
-    ``1 - position / len(hits)``. When no answer is usable the incoming order is kept (cut to
-    ``top_k``) and ``details["fallback"]`` says why. One hit or none needs no call.
+    ``1 - position / len(hits)``. When no answer is usable it raises ``RerankError`` (a
+    ``ValueError``) with the reason and the attempts: the run fails and its trace says why; the
+    incoming order is never kept in silence. One hit or none needs no call.
     """
 
     ICON = "list-ordered"
     DISPLAY_NAME = ml("LLM re-ranker", "Reordenador con LLM", "LLM 重新排序")
+    SHORT_NAME = ml("LLM re-rank", "Reordenar con LLM", "LLM 重新排序")
     DESCRIPTION = ml(
         "An LLM reads the retrieved chunks and puts them in order of relevance to the question.",
         "Un LLM lee los fragmentos recuperados y los ordena por relevancia para la pregunta.",
@@ -73,8 +83,7 @@ class LLMReranker(Reranker):
         )
         details: dict[str, Any] = {"candidates": len(hits), "attempts": [attempt.to_dict() for attempt in attempts]}
         if order is None:
-            details["fallback"] = f"{unusable_order_message(attempts)}; kept the incoming order"
-            return Outcome(list(hits[:top_k]), details)
+            raise RerankError(unusable_order_message(attempts), details)
         count = len(hits)
         kept = [Hit(hits[index].chunk, 1.0 - position / count, hits[index].sources)
                 for position, index in enumerate(order[:top_k])]
@@ -90,6 +99,7 @@ class CrossEncoderReranker(Reranker):
 
     ICON = "arrow-up-down"
     DISPLAY_NAME = ml("Cross-encoder re-ranker", "Reordenador cross-encoder", "交叉編碼器重新排序")
+    SHORT_NAME = ml("Cross-encoder", "Cross-encoder", "交叉編碼器")
     DESCRIPTION = ml(
         "Reads the question together with each retrieved chunk with a cross-encoder model and re-orders "
         "the chunks by relevance; slower than retrieval, usually more precise.",

@@ -56,6 +56,7 @@ class LLMRouter(Router):
 
     ICON = "signpost"
     DISPLAY_NAME = ml("LLM router", "Enrutador con LLM", "LLM 路由器")
+    SHORT_NAME = ml("LLM router", "Enrutador LLM", "LLM 路由器")
     DESCRIPTION = ml(
         "An LLM reads the question and chooses which branch of the strategy answers it.",
         "Un LLM lee la pregunta y elige qué rama de la estrategia la responde.",
@@ -182,6 +183,7 @@ class EmbeddingSimilarityRouter(Router):
 
     ICON = "route"
     DISPLAY_NAME = ml("Example-based router", "Enrutador por ejemplos", "範例式路由器")
+    SHORT_NAME = ml("Examples", "Ejemplos", "範例")
     DESCRIPTION = ml(
         "Sends the question to the branch whose example questions it resembles most, by embedding "
         "similarity. Fast, no LLM needed.",

@@ -9,26 +9,28 @@ from __future__ import annotations
 
 import hashlib
 import html
+import logging
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
-from rag.clients.openai_api import resolve_api_key, scrub
+from rag.clients.openai_api import resolve_api_key, scrub, server_summary
 from rag.core import CredentialError, TrellisError, ml, param, register
 from rag.core import Params as BaseParams
+from rag.credentials.keys import SEARCH_PROVIDER_ENDPOINTS, SEARCH_PROVIDERS
 from rag.documents.models import Chunk
 from rag.retrievers import Hit
 
 from ..slots import Outcome, WebRetriever
 
 WEB_DOCUMENT_ID = -1
+logger = logging.getLogger(__name__)
 _TAG = re.compile(r"<[^>]+>")
 _URL_PATTERN = r"^https?://[^\s/]+\S*$"
 
 PROVIDERS: dict[str, dict[str, str]] = {
-    "brave": {"name": "Brave Search", "base_url": "https://api.search.brave.com"},
-    "tavily": {"name": "Tavily", "base_url": "https://api.tavily.com"},
-    "serper": {"name": "Serper", "base_url": "https://google.serper.dev"},
+    name: {"name": title, "base_url": SEARCH_PROVIDER_ENDPOINTS[name]}
+    for name, title in (("brave", "Brave Search"), ("tavily", "Tavily"), ("serper", "Serper"))
 }
 
 
@@ -102,20 +104,28 @@ def request_json(
     import httpx
 
     try:
-        response = httpx.request(method, url, timeout=timeout, follow_redirects=True, **options)
+        # No redirects: one would carry the provider's key header to wherever it points.
+        response = httpx.request(method, url, timeout=timeout, follow_redirects=False, **options)
     except httpx.TimeoutException:
         raise WebSearchError(f"{service} did not answer within {timeout:g} s") from None
     except httpx.HTTPError as exc:
         raise WebSearchError(scrub(f"could not reach {service}: {exc}", secret)) from None
-    if response.status_code >= 400:
+    if response.status_code >= 400 or response.is_redirect:
         extra = (hint or {}).get(response.status_code)
-        message = f"{service} answered HTTP {response.status_code}: {_error_message(response)}"
-        raise WebSearchError(scrub(f"{message} ({extra})" if extra else message, secret))
+        logger.warning("%s answered HTTP %s: %s", service, response.status_code,
+                       scrub(_error_message(response), secret))
+        try:
+            summary = server_summary(response.json())
+        except ValueError:
+            summary = ""
+        message = f"{service} answered HTTP {response.status_code}{summary}"
+        raise WebSearchError(f"{message} ({extra})" if extra else message)
     try:
         return response.json()
     except ValueError:
-        raise WebSearchError(scrub(f"{service} answered with something that is not JSON: "
-                                   f"{response.text.strip()[:200]!r}", secret)) from None
+        logger.warning("%s answered with something that is not JSON: %r", service,
+                       scrub(response.text.strip()[:500], secret))
+        raise WebSearchError(f"{service} answered with something that is not JSON") from None
 
 
 def _items(body: Any, service: str, *path: str) -> list[Mapping[str, Any]]:
@@ -159,6 +169,7 @@ class SearxngWebRetriever(WebRetriever):
 
     ICON = "search"
     DISPLAY_NAME = ml("SearXNG web search", "Búsqueda web con SearXNG", "SearXNG 網頁搜尋")
+    SHORT_NAME = ml("SearXNG", "SearXNG", "SearXNG")
     DESCRIPTION = ml(
         "Searches the web through a SearXNG metasearch instance, for example one you host yourself; no key needed.",
         "Busca en la web mediante una instancia del metabuscador SearXNG, por ejemplo una propia; no requiere clave.",
@@ -166,13 +177,14 @@ class SearxngWebRetriever(WebRetriever):
     )
     REPRESENTATION = ml(
         "SearXNG · {base_url} · top {top_k}",
-        "SearXNG · {base_url} · top {top_k}",
+        "SearXNG · {base_url} · {top_k} mejores",
         "SearXNG · {base_url} · 前 {top_k} 筆",
     )
     EXAMPLE_PARAMS = {"base_url": "http://localhost:8888"}
 
     class Params(BaseParams):
         base_url: str = param(
+            json_schema_extra={"x-outbound": True},
             pattern=_URL_PATTERN, max_length=500,
             title=ml("Instance URL", "URL de la instancia", "執行個體網址"),
             description=ml(
@@ -233,6 +245,7 @@ class WebSearchAPIRetriever(WebRetriever):
 
     ICON = "globe"
     DISPLAY_NAME = ml("Web search API", "API de búsqueda web", "網頁搜尋 API")
+    SHORT_NAME = ml("Web search", "Búsqueda web", "網頁搜尋")
     DESCRIPTION = ml(
         "Searches the web with Brave Search, Tavily or Serper (Google results); needs the provider's API key "
         "stored as a credential.",
@@ -242,7 +255,7 @@ class WebSearchAPIRetriever(WebRetriever):
     )
     REPRESENTATION = ml(
         "Web · {provider} · top {top_k}",
-        "Web · {provider} · top {top_k}",
+        "Web · {provider} · {top_k} mejores",
         "網頁 · {provider} · 前 {top_k} 筆",
     )
     EXAMPLE_PARAMS = {"provider": "brave", "credential": "brave-search"}
@@ -251,6 +264,7 @@ class WebSearchAPIRetriever(WebRetriever):
         provider: Literal["brave", "tavily", "serper"] = param(
             "brave",
             title=ml("Provider", "Proveedor", "服務商"),
+            labels=SEARCH_PROVIDERS,
             description=ml(
                 "The search API: brave (Brave Search), tavily (Tavily) or serper (Google results through Serper).",
                 "La API de búsqueda: brave (Brave Search), tavily (Tavily) o serper (resultados de Google con Serper).",
@@ -269,7 +283,7 @@ class WebSearchAPIRetriever(WebRetriever):
         top_k: int = param(5, ge=1, le=20, **_TOP_K)
         timeout: float = param(10.0, gt=0, le=120, **_TIMEOUT)
         base_url: str | None = param(
-            None, pattern=_URL_PATTERN, max_length=500,
+            None, json_schema_extra={"x-outbound": True}, pattern=_URL_PATTERN, max_length=500,
             title=ml("Base URL", "URL base", "基礎網址"),
             description=ml(
                 "Another root for the provider's API (a proxy); empty uses the credential's, else the provider's own.",
@@ -279,17 +293,22 @@ class WebSearchAPIRetriever(WebRetriever):
             ),
         )
 
+    @classmethod
+    def credential_destination(cls, params: Mapping[str, Any], credential_params: Mapping[str, Any]) -> str:
+        """Where the searches (and the credential) go: ``base_url``, else the credential's, else
+        the provider's own."""
+        return (params.get("base_url") or credential_params.get("base_url")
+                or PROVIDERS[params.get("provider") or "brave"]["base_url"]).rstrip("/")
+
     def _key_and_root(self) -> tuple[str, str]:
         name = self.params.credential
-        key = resolve_api_key(self, name)
-        credential = self.get_credential(name).params
-        provider = getattr(credential, "provider", None)
+        credential = self.get_credential(name)
+        provider = getattr(credential.params, "provider", None)
         if provider is not None and provider != self.params.provider:
             raise CredentialError(f"the credential {name!r} is a {provider} key, but this retriever searches "
                                   f"with {self.params.provider}")
-        root = self.params.base_url or getattr(credential, "base_url", None) or PROVIDERS[self.params.provider][
-            "base_url"]
-        return key, root.rstrip("/")
+        root = self.credential_destination(self.to_config()["params"], credential.to_config()["params"])
+        return resolve_api_key(self, name, url=root), root
 
     def search(self, question: str, top_k: int | None = None) -> Outcome:
         """The first ``top_k`` results as hits; details hold the endpoint and result counts."""

@@ -60,7 +60,7 @@ async function renderTree(initial = HYBRID, errors?: Map<NodePath, NodeError[]>,
 describe("RetrieverTree", () => {
   it("draws nested cards with names and live representations, and the children's limits", async () => {
     await renderTree();
-    expect(within(card("Fusion \\(ensemble\\)")).getByText("Fusion · rrf · BM25Retriever, DenseEmbeddingRetriever")).toBeInTheDocument();
+    expect(within(card("Fusion \\(ensemble\\)")).getByText("Fusion · RRF · BM25, Dense")).toBeInTheDocument();
     expect(within(card("BM25 keyword retriever")).getByText("BM25 · top 20 · k1=1.5")).toBeInTheDocument();
     expect(within(card("Dense semantic retriever")).getByText("Dense · knowledge base model · top 20")).toBeInTheDocument();
     expect(screen.getByRole("group", { name: "Retrievers to fuse" })).toHaveTextContent("At least 2 children");

@@ -9,12 +9,12 @@ import {
   SquareDashedBottomCode,
   Trash2,
 } from "lucide-react";
-import { useEffect, useRef, useState, type DragEvent, type KeyboardEvent } from "react";
+import { useEffect, useMemo, useRef, useState, type DragEvent, type KeyboardEvent } from "react";
 import { useTranslation } from "react-i18next";
 
 import type { CatalogComponent, ComponentDetail, ComponentRef } from "../../api/components";
 import { useCatalog } from "../../catalog/CatalogProvider";
-import { render } from "../../catalog/representation";
+import { catalogVocabulary } from "../../catalog/representation";
 import { childLimitLabel } from "../childLimits";
 import { ComponentIcon } from "../ComponentIcon";
 import { ComponentPicker } from "../ComponentPicker";
@@ -32,6 +32,7 @@ import {
   locate,
   moveNode,
   needsMoreChildren,
+  nodeRepresentation,
   removeNode,
   replaceNode,
   slotsOf,
@@ -58,17 +59,14 @@ type Picking =
   | { mode: "wrap"; path: NodePath; kind: string }
   | { mode: "replace"; path: NodePath; kind: string; current: string };
 
-/** The node's config with its schema's defaults under it, as the server would see it. */
-function withDefaults(node: ComponentRef, detail: ComponentDetail | undefined): ComponentRef {
-  return detail ? { ...node, params: { ...defaultParams(detail.schema), ...node.params } } : node;
-}
-
 /** The pipeline's components as nested cards: select, add, remove, reorder, wrap and unwrap. */
 export function RetrieverTree(props: RetrieverTreeProps) {
   const { root, onChange, kinds, details, label } = props;
-  const { t } = useTranslation();
+  const { t, i18n } = useTranslation();
   const toast = useToast();
   const { list, byName, loadDetail } = useCatalog();
+  const language = i18n.resolvedLanguage ?? i18n.language;
+  const vocabulary = useMemo(() => catalogVocabulary(byName, language), [byName, language]);
   const [picking, setPicking] = useState<Picking | null>(null);
   const [dragging, setDragging] = useState<NodePath | null>(null);
   const container = useRef<HTMLDivElement>(null);
@@ -187,8 +185,7 @@ export function RetrieverTree(props: RetrieverTreeProps) {
     const fieldProblems = problems.form.length;
     const selected = props.selected === path;
     const name = entry?.display_name ?? node.component;
-    const template = entry?.representation;
-    const representation = template ? render(template, withDefaults(node, detail)) : entry?.description ?? "";
+    const representation = nodeRepresentation(node, entry, detail?.schema, vocabulary);
     const kind = entry?.kind ?? "";
     const wrappable = kinds.has(kind) && all.some((c) => c.composite && c.kind === kind && c.child_kind === kind);
     const childSlot = slots?.find((slot) => slot.multiple && slot.kind === kind);

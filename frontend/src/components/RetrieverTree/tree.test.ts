@@ -28,8 +28,8 @@ const BM25_PATH = "params.retriever.params.children[0]";
 const DENSE_PATH = "params.retriever.params.children[1]";
 
 const component = (overrides: Partial<CatalogComponent>): CatalogComponent => ({
-  name: "X", kind: "retriever", category: "", icon: "", display_name: "", description: "", representation: null,
-  composite: false, child_kind: null, min_children: null, max_children: null, slots: {}, available: true, ...overrides,
+  name: "X", kind: "retriever", category: "", icon: "", display_name: "", short_name: "", description: "", representation: null,
+  value_labels: {}, composite: false, child_kind: null, min_children: null, max_children: null, slots: {}, available: true, ...overrides,
 });
 
 describe("treeKinds and slotsOf", () => {

@@ -1,5 +1,6 @@
 import type { CatalogComponent, ComponentRef } from "../../api/components";
-import { COMPONENT_KIND, COMPONENT_MULTIPLE, type Params } from "../SchemaForm/schemaUi";
+import { render, type Vocabulary } from "../../catalog/representation";
+import { COMPONENT_KIND, COMPONENT_MULTIPLE, defaultParams, type Params } from "../SchemaForm/schemaUi";
 import type { RJSFSchema } from "@rjsf/utils";
 import { formatPath, parsePath, type Segment } from "./paths";
 
@@ -265,4 +266,23 @@ export function treeNodePaths(root: ComponentRef, slotsFor: (component: string) 
 export function freshNode(name: string, schema: RJSFSchema, kinds: ReadonlySet<string>, defaults: Params): ComponentRef {
   const lists = Object.fromEntries(slotsOf(schema, kinds).filter((slot) => slot.multiple).map((slot) => [slot.name, []]));
   return { component: name, params: { ...defaults, ...lists } };
+}
+
+/** The node's config with its schema's defaults under it, as the server would see it. */
+export function withDefaults(node: ComponentRef, schema: RJSFSchema | undefined): ComponentRef {
+  return schema ? { ...node, params: { ...defaultParams(schema), ...node.params } } : node;
+}
+
+/**
+ * What a node's card says: its representation over its params and their defaults, in the
+ * vocabulary's words; its description when the template shows nothing yet (or there is none).
+ */
+export function nodeRepresentation(
+  node: ComponentRef,
+  entry: CatalogComponent | undefined,
+  schema: RJSFSchema | undefined,
+  vocabulary: Vocabulary,
+): string {
+  const template = entry?.representation;
+  return (template && render(template, withDefaults(node, schema), vocabulary)) || entry?.description || "";
 }

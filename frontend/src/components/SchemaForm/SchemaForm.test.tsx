@@ -109,6 +109,8 @@ describe("SchemaForm", () => {
     // Fewer children than the schema's minimum is the tree's business, not an error of this form.
     expect(screen.queryByText(/must have at least/)).not.toBeInTheDocument();
     const fusion = screen.getByLabelText("Fusion method");
+    // The values read as their labels.
+    expect(within(fusion).getByRole("option", { name: "RRF" })).toBeInTheDocument();
     const weighted = within(fusion).getByRole("option", { name: "weighted" }) as HTMLOptionElement;
     fireEvent.change(fusion, { target: { value: weighted.value } });
     expect(last(changes)).toEqual({ children, fusion: "weighted", top_k: 10 });

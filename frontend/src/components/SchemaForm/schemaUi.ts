@@ -1,11 +1,15 @@
 import type { RJSFSchema, UiSchema } from "@rjsf/utils";
 
+import { valueKey } from "../../catalog/representation";
+
 /** JSON Schema keys the backend adds to a parameter that holds components or credentials. */
 export const COMPONENT_KIND = "x-component-kind";
 export const COMPONENT_MULTIPLE = "x-component-multiple";
 const CREDENTIAL = "x-credential";
 /** The kind of installed model a string parameter names (`cross-encoder`, `embedding`). */
 export const MODEL_KIND = "x-model-kind";
+/** `{value: label}` of an enumerated parameter, in the catalog's language. */
+const ENUM_LABELS = "x-enum-labels";
 
 export type Params = Record<string, unknown>;
 
@@ -62,9 +66,10 @@ function propertyUi(schema: RJSFSchema, nullable: boolean, nullLabel: string): U
     // A text input would drop the line breaks of values such as "\n\n" (a paragraph separator).
     ui.items = { "ui:widget": "textarea", "ui:options": { rows: 2 } };
   }
-  if (nullable) {
-    ui["ui:emptyValue"] = null;
-    if (Array.isArray(schema.enum)) ui["ui:enumNames"] = schema.enum.map((value) => (value === null ? nullLabel : String(value)));
+  const labels = schema[ENUM_LABELS] as Record<string, string> | undefined;
+  if (nullable) ui["ui:emptyValue"] = null;
+  if (Array.isArray(schema.enum) && (nullable || labels)) {
+    ui["ui:enumNames"] = schema.enum.map((value) => (value === null ? nullLabel : (labels?.[valueKey(value)] ?? String(value))));
   }
   return ui;
 }

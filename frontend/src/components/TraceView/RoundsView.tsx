@@ -72,7 +72,7 @@ function RoundPanel({ node, round, consulted, facts }: { node: TraceNode; round:
 
   return (
     <div className="round">
-      {plan && <PlanView plan={plan} />}
+      {plan && <PlanView plan={plan} childNames={catalog} />}
       <dl className="round__facts">
         <div>
           <dt>{t("trace.poolSize")}</dt>
@@ -99,7 +99,7 @@ function RoundPanel({ node, round, consulted, facts }: { node: TraceNode; round:
           );
         })}
       </ul>
-      {round.dropped && round.dropped.length > 0 && <DroppedList dropped={round.dropped} />}
+      {round.dropped && round.dropped.length > 0 && <DroppedList dropped={round.dropped} childNames={catalog} />}
 
       <h4 className="round__heading">{t("trace.added", { count: round.added.length })}</h4>
       {round.added.length === 0 ? (
@@ -146,7 +146,7 @@ function Verdict({ round }: { round: RoundSummary }) {
   );
 }
 
-function PlanView({ plan }: { plan: PlanRecord }) {
+function PlanView({ plan, childNames }: { plan: PlanRecord; childNames: string[] }) {
   const { t } = useTranslation();
   const attempts = t("trace.attempts", { count: plan.attempts });
   return (
@@ -157,7 +157,7 @@ function PlanView({ plan }: { plan: PlanRecord }) {
         {plan.attempts > 1 && <RotateCcw aria-hidden="true" size={13} />}
         {plan.attempts > 1 ? t("trace.retriedAttempts", { attempts }) : attempts}
       </p>
-      {plan.dropped.length > 0 && <DroppedList dropped={plan.dropped} />}
+      {plan.dropped.length > 0 && <DroppedList dropped={plan.dropped} childNames={childNames} />}
       {plan.fallback && <Fallback text={plan.fallback} />}
       {plan.attempt_log && plan.attempt_log.length > 1 && <AttemptLog attempts={plan.attempt_log} />}
     </div>
@@ -174,15 +174,27 @@ function Fallback({ text }: { text: string }) {
   );
 }
 
-function DroppedList({ dropped }: { dropped: DroppedOperation[] }) {
+const DROP_REASONS = new Set(["unknown_child", "top_k_below_1", "repeated"]);
+
+/** Operations the model asked for that were not run: which (by child and its name) and why, in the UI's language. */
+function DroppedList({ dropped, childNames }: { dropped: DroppedOperation[]; childNames: string[] }) {
   const { t } = useTranslation();
+  const name = useComponentName();
+  const describe = (operation: DroppedOperation) => {
+    const component = typeof operation.child === "number" ? childNames[operation.child] : undefined;
+    const values = { child: String(operation.child), k: String(operation.top_k) };
+    return component ? t("trace.operationNamed", { ...values, name: name(component) }) : t("trace.operation", values);
+  };
   return (
     <div className="dropped-ops">
       <p className="dropped-ops__title">{t("trace.droppedOperations", { count: dropped.length })}</p>
       <ul>
         {dropped.map((operation, index) => (
           <li key={index}>
-            <code>{t("trace.operation", { child: String(operation.child), k: String(operation.top_k) })}</code> {operation.why}
+            {t("trace.droppedOperation", {
+              operation: describe(operation),
+              reason: operation.code && DROP_REASONS.has(operation.code) ? t(`trace.dropReasons.${operation.code}`) : operation.why,
+            })}
           </li>
         ))}
       </ul>

@@ -65,6 +65,13 @@ describe("TraceView, from stored traces", () => {
     expect(panel).toHaveTextContent("The pool lacks how verdicts are judged; ask the second retriever.");
     expect(within(panel).getByText("Retried: 2 attempts")).toBeInTheDocument();
     expect(within(panel).getByText(/no child 7 in the catalog/)).toBeInTheDocument();
+    // An operation the model repeated: which one, then why, each in its place.
+    expect(within(panel).getByText("1 operation dropped:")).toBeInTheDocument();
+    expect(within(panel).getByText("child 0 (BM25Retriever), top 2: already consulted with this top_k")).toBeInTheDocument();
+    // Chunks added read as their text and where they are, like every other chunk of the trace.
+    const added = [...panel.querySelectorAll(".round__added > li")];
+    expect(added).toHaveLength(2);
+    for (const item of added) expect(item).toHaveTextContent(/^\S.+ guide › (agentic-retrieval|retrievers)\.md · position \d$/);
     expect(within(panel).getByText(/The agentic ensemble lets an LLM choose which retrievers to consult/)).toBeInTheDocument();
 
     fireEvent.keyDown(tabs[0]!, { key: "ArrowRight" });
@@ -142,13 +149,12 @@ describe("LiveTraceView", () => {
   it("fills in from retrieval events: rounds as they are judged, then the finished tree", () => {
     const { events } = agentic as unknown as Fixture;
     let live: LiveRetrieval = EMPTY_LIVE;
-    const facts = chunkFacts(null, []);
-    const view = render(<LiveTraceView live={live} facts={facts} writing={false} />);
+    const view = render(<LiveTraceView live={live} facts={chunkFacts(null, [], [], live.nodes)} writing={false} />);
     const retrieval = events.filter((event) => event.type === "retrieval.node" || event.type === "retrieval.round");
     const apply = (event: ServerEvent) => {
       if (event.type === "retrieval.node") live = addLiveNode(live, event.node);
       if (event.type === "retrieval.round") live = addLiveRound(live, event.node_id, event.round);
-      view.rerender(<LiveTraceView live={live} facts={facts} writing={false} />);
+      view.rerender(<LiveTraceView live={live} facts={chunkFacts(null, [], [], live.nodes)} writing={false} />);
     };
 
     // The first child answers, then round 1 is judged: the agentic node shows as running.
@@ -162,11 +168,41 @@ describe("LiveTraceView", () => {
     retrieval.slice(2, 6).forEach(apply);
     expect(within(screen.getByRole("region", { name: "AgenticEnsembleRetriever (n1)" })).getAllByRole("tab")).toHaveLength(3);
 
+    // While the run is live, every chunk reads as its text and its document, never as a bare id.
+    const rows = screen.getAllByRole("list", { name: "Results" }).flatMap((list) => within(list).getAllByRole("listitem"));
+    expect(rows.length).toBeGreaterThan(0);
+    for (const row of rows) {
+      expect(row).toHaveTextContent(/guide › [a-z-]+\.md · position \d/);
+      expect(row).not.toHaveTextContent(/chunk \d+/);
+    }
+
     // The agentic node completes and takes its children with it.
     retrieval.slice(6).forEach(apply);
     const done = screen.getByRole("region", { name: "AgenticEnsembleRetriever (n1)" });
     expect(within(done).queryByText("Running")).not.toBeInTheDocument();
     expect(screen.getAllByRole("region", { name: "AgenticEnsembleRetriever (n1)" })).toHaveLength(1);
     expect(within(done).getAllByRole("region", { name: /BM25Retriever/ })).toHaveLength(3);
+  });
+});
+
+describe("TraceView, with hostile data in the trace", () => {
+  it("links web search results only to http(s) pages and shows any other address as text", () => {
+    const trace = {
+      strategy: "CRAG", params: {}, llm_calls: 0, elapsed_ms: 3,
+      steps: [{ step: "web_search", elapsed_ms: 1, results: [
+        { chunk_id: 1, text: "A page.", metadata: { url: "javascript:alert(document.cookie)", title: "Click me" } },
+        { chunk_id: 2, text: "Another.", metadata: { url: " JAVA\tSCRIPT:alert(1)" } },
+        { chunk_id: 4, text: "A data page.", metadata: { url: "data:text/html,<script>alert(1)</script>", title: "Data" } },
+        { chunk_id: 3, text: "A real one.", metadata: { url: "https://example.org/pears", title: "<b>Pears</b>" } },
+      ] }],
+    } as unknown as StrategyTrace;
+    const { container } = render(<TraceView trace={trace} facts={chunkFacts(trace, [], [])} />);
+    const links = Array.from(container.querySelectorAll("a"));
+    expect(links.map((link) => link.getAttribute("href"))).toEqual(["https://example.org/pears"]);
+    expect(links[0]).toHaveTextContent("<b>Pears</b>");
+    expect(container.querySelector("b")).toBeNull();
+    expect(screen.getByText("Click me")).toBeInTheDocument();
+    expect(screen.getByText("Data")).toBeInTheDocument();
+    expect(screen.getByText(/JAVA\s*SCRIPT:alert\(1\)/)).toBeInTheDocument();
   });
 });

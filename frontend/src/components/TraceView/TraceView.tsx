@@ -4,6 +4,7 @@ import { useTranslation } from "react-i18next";
 
 import type { ResultRow, StrategyTrace, TraceNode, TraceStep } from "../../api/chat";
 import { useComponentName } from "../../catalog/CatalogProvider";
+import { safeHref } from "../../lib/links";
 import { ChunkLabel } from "./ChunkLabel";
 import { formatDuration } from "./format";
 import { isBudget, liveRoots, type ChunkFacts, type LiveRetrieval } from "./model";
@@ -150,18 +151,23 @@ function StepBody({ kind, step, facts }: { kind: string; step: TraceStep; facts:
       const rows = Array.isArray(step.results) ? (step.results as { chunk_id: number; text: string; metadata?: { url?: string; title?: string } }[]) : [];
       return (
         <ul className="trace-web">
-          {rows.map((row) => (
-            <li key={row.chunk_id}>
-              {row.metadata?.url ? (
-                <a href={row.metadata.url} target="_blank" rel="noreferrer noopener">
-                  {row.metadata.title ?? row.metadata.url}
-                </a>
-              ) : (
-                row.metadata?.title
-              )}
-              <span className="muted"> {row.text}</span>
-            </li>
-          ))}
+          {rows.map((row) => {
+            // A search result's address comes from the web: linked only when it is http(s).
+            const href = safeHref(row.metadata?.url);
+            const label = row.metadata?.title ?? row.metadata?.url;
+            return (
+              <li key={row.chunk_id}>
+                {href ? (
+                  <a href={href} target="_blank" rel="noreferrer noopener">
+                    {label}
+                  </a>
+                ) : (
+                  label
+                )}
+                <span className="muted"> {row.text}</span>
+              </li>
+            );
+          })}
         </ul>
       );
     }

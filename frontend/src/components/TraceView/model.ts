@@ -1,9 +1,19 @@
 import type { Citation, RoundSummary, SentChunk, StrategyTrace, TraceNode, TraceStep } from "../../api/chat";
 
-/** What the trace view knows about a chunk: its text (when it was sent to the model) and its fate. */
+/** Where a chunk is and how it starts, as the trace's result rows tell it. */
+export interface KnownChunk {
+  document_id: number;
+  position: number;
+  document_name?: string;
+  preview?: string;
+}
+
+/** What the trace view knows about a chunk: its text (when it was sent to the model), where it is, and its fate. */
 export interface ChunkFacts {
   /** Chunks given to the model, by id. */
   sent: ReadonlyMap<number, SentChunk>;
+  /** Every chunk a result row or a citation told about, by id: document, position, preview. */
+  known: ReadonlyMap<number, KnownChunk>;
   /** Chunks the token budget left out. */
   dropped: ReadonlySet<number>;
   /** A chunk cut to fit the budget. */
@@ -32,10 +42,36 @@ export function allSteps(trace: StrategyTrace): TraceStep[] {
   });
 }
 
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null;
+}
+
+/** Every result row anywhere below `value` (trace nodes nest in steps, children and branches). */
+function collectRows(value: unknown, into: Map<number, KnownChunk>): void {
+  if (Array.isArray(value)) {
+    value.forEach((item) => collectRows(item, into));
+    return;
+  }
+  if (!isRecord(value)) return;
+  const { chunk_id: id, document_id: documentId, position } = value;
+  if (typeof id === "number" && typeof documentId === "number" && typeof position === "number") {
+    const known = into.get(id) ?? { document_id: documentId, position };
+    if (typeof value.document_name === "string") known.document_name = value.document_name;
+    if (typeof value.preview === "string" && value.preview) known.preview = value.preview;
+    into.set(id, known);
+  }
+  Object.values(value).forEach((item) => collectRows(item, into));
+}
+
+/**
+ * What the view knows about the chunks of an answer: the trace's rows (or, while it runs, the
+ * live nodes'), the chunks sent to the model and the citations.
+ */
 export function chunkFacts(
   trace: StrategyTrace | null,
   chunks: readonly SentChunk[],
   citations: readonly Citation[] = [],
+  live: readonly TraceNode[] = [],
 ): ChunkFacts {
   const dropped = new Set<number>();
   let truncated: number | null = null;
@@ -45,9 +81,14 @@ export function chunkFacts(
       truncated = step.budget.truncated ?? truncated;
     }
   }
+  const known = new Map<number, KnownChunk>();
+  collectRows(trace, known);
+  collectRows(live, known);
   const documentNames = new Map<number, string>();
+  for (const chunk of known.values()) if (chunk.document_name) documentNames.set(chunk.document_id, chunk.document_name);
   for (const citation of citations) if (citation.document_name) documentNames.set(citation.document_id, citation.document_name);
-  return { sent: new Map(chunks.map((chunk) => [chunk.chunk_id, chunk])), dropped, truncated, documentNames };
+  for (const chunk of chunks) if (!known.has(chunk.chunk_id)) known.set(chunk.chunk_id, { document_id: chunk.document_id, position: chunk.position });
+  return { sent: new Map(chunks.map((chunk) => [chunk.chunk_id, chunk])), known, dropped, truncated, documentNames };
 }
 
 export function isAgentic(node: TraceNode): boolean {

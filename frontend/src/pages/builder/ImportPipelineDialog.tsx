@@ -18,30 +18,61 @@ function inFile(path: string): string {
   return formatPath(segments[0] === "document" ? segments.slice(1) : segments);
 }
 
-/** Create a pipeline from an exported JSON file; a file the server refuses shows every reason. */
+/** The knowledge base a document was exported from, if the user has it: the same one, or the only one of that name. */
+export function exportedKnowledgeBase(document: unknown, knowledgeBases: readonly KnowledgeBase[]): KnowledgeBase | null {
+  const named = (document as { knowledge_base?: { id?: unknown; name?: unknown } } | null)?.knowledge_base;
+  if (!named || typeof named !== "object") return null;
+  const same = knowledgeBases.find((base) => base.id === named.id);
+  if (same) return same;
+  const byName = knowledgeBases.filter((base) => base.name === named.name);
+  return byName.length === 1 ? byName[0]! : null;
+}
+
+function exportedName(document: unknown): string | null {
+  const name = (document as { knowledge_base?: { name?: unknown } } | null)?.knowledge_base?.name;
+  return typeof name === "string" && name ? name : null;
+}
+
+/**
+ * Create a pipeline from an exported JSON file. It goes over the knowledge base it was exported
+ * from when the user has it (they may choose another); the dialog asks only otherwise. A file the
+ * server refuses shows every reason.
+ */
 export function ImportPipelineDialog({ knowledgeBases, onClose }: { knowledgeBases: KnowledgeBase[]; onClose: () => void }) {
   const { t } = useTranslation();
   const toast = useToast();
   const navigate = useNavigate();
-  const [file, setFile] = useState<File | null>(null);
-  const [knowledgeBase, setKnowledgeBase] = useState<number | null>(knowledgeBases[0]?.id ?? null);
+  const [document, setDocument] = useState<unknown>(undefined);
+  const [knowledgeBase, setKnowledgeBase] = useState<number | null>(null);
+  const [choosing, setChoosing] = useState(false);
   const [problem, setProblem] = useState<Problem | null>(null);
   const [busy, setBusy] = useState(false);
   const fileId = useId();
   const baseId = useId();
   const problemId = useId();
+  const exported = document === undefined ? null : exportedKnowledgeBase(document, knowledgeBases);
 
-  const submit = async (event: React.FormEvent) => {
-    event.preventDefault();
-    if (!file || knowledgeBase === null) return;
+  const choose = async (file: File | null) => {
     setProblem(null);
-    let document: unknown;
+    setDocument(undefined);
+    setChoosing(false);
+    setKnowledgeBase(null);
+    if (!file) return;
+    let parsed: unknown;
     try {
-      document = JSON.parse(await file.text());
+      parsed = JSON.parse(await file.text());
     } catch {
       setProblem({ kind: "unreadable" });
       return;
     }
+    setDocument(parsed);
+    setKnowledgeBase(exportedKnowledgeBase(parsed, knowledgeBases)?.id ?? null);
+  };
+
+  const submit = async (event: React.FormEvent) => {
+    event.preventDefault();
+    if (document === undefined || knowledgeBase === null) return;
+    setProblem(null);
     setBusy(true);
     try {
       const pipeline = await importPipeline(knowledgeBase, document);
@@ -54,6 +85,8 @@ export function ImportPipelineDialog({ knowledgeBases, onClose }: { knowledgeBas
     }
   };
 
+  const foreign = exported === null ? exportedName(document) : null;
+
   return (
     <Modal
       title={t("importPipeline.title")}
@@ -63,7 +96,7 @@ export function ImportPipelineDialog({ knowledgeBases, onClose }: { knowledgeBas
           <button type="button" className="button" onClick={onClose}>
             {t("common.cancel")}
           </button>
-          <button type="submit" form="import-pipeline" className="button button--primary" disabled={!file || knowledgeBase === null || busy}>
+          <button type="submit" form="import-pipeline" className="button button--primary" disabled={document === undefined || knowledgeBase === null || busy}>
             <FileJson aria-hidden="true" size={16} />
             {t("importPipeline.submit")}
           </button>
@@ -81,25 +114,42 @@ export function ImportPipelineDialog({ knowledgeBases, onClose }: { knowledgeBas
             className="input"
             type="file"
             accept="application/json,.json"
-            onChange={(event) => {
-              setFile(event.target.files?.[0] ?? null);
-              setProblem(null);
-            }}
+            onChange={(event) => void choose(event.target.files?.[0] ?? null)}
             data-autofocus
           />
         </div>
-        <div className="field">
-          <label htmlFor={baseId} className="field__label">
-            {t("builder.knowledgeBase")}
-          </label>
-          <select id={baseId} className="input" value={knowledgeBase ?? ""} onChange={(event) => setKnowledgeBase(Number(event.target.value) || null)}>
-            {knowledgeBases.map((base) => (
-              <option key={base.id} value={base.id}>
-                {base.name}
-              </option>
-            ))}
-          </select>
-        </div>
+        {document !== undefined && exported && !choosing ? (
+          <div className="field" role="group" aria-labelledby={`${baseId}-label`}>
+            <span id={`${baseId}-label`} className="field__label">
+              {t("builder.knowledgeBase")}
+            </span>
+            <p>
+              {t("importPipeline.keepsBase", { name: exported.name })}{" "}
+              <button type="button" className="button button--small" onClick={() => setChoosing(true)}>
+                {t("importPipeline.chooseAnother")}
+              </button>
+            </p>
+          </div>
+        ) : (
+          document !== undefined && (
+            <div className="field">
+              <label htmlFor={baseId} className="field__label">
+                {t("builder.knowledgeBase")}
+              </label>
+              <select id={baseId} className="input" value={knowledgeBase ?? ""} onChange={(event) => setKnowledgeBase(Number(event.target.value) || null)}>
+                {knowledgeBase === null && <option value="">{t("importPipeline.chooseBase")}</option>}
+                {knowledgeBases.map((base) => (
+                  <option key={base.id} value={base.id}>
+                    {base.name}
+                  </option>
+                ))}
+              </select>
+              {!exported && (
+                <p className="form-field__hint">{foreign ? t("importPipeline.foreignBase", { name: foreign }) : t("importPipeline.noBase")}</p>
+              )}
+            </div>
+          )
+        )}
         {problem && (
           <div id={problemId} role="alert" className="notice notice--error notice--compact">
             <CircleAlert aria-hidden="true" className="notice__icon" size={18} />

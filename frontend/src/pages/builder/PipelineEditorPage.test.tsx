@@ -59,11 +59,17 @@ const valid = (tree: ComponentRef) => jsonResponse({ valid: true, config: tree, 
 describe("PipelineEditorPage", () => {
   it("puts a refused save's errors on the exact field of the right node, then saves once fixed", async () => {
     let saves = 0;
-    setup(valid, (body) => {
+    const denseTopK = (strategy: ComponentRef) =>
+      ((strategy.params!.retriever as ComponentRef).params!.children as ComponentRef[])[1]!.params!.top_k;
+    // The live check agrees with the save, as the server's two answers do.
+    const check = (tree: ComponentRef) =>
+      denseTopK(tree) === 0
+        ? jsonResponse({ valid: false, config: null, nodes: [], errors: [{ path: DENSE_TOP_K.replace("strategy.", ""), message: "must be ≥ 1", code: "greater_than_equal" }] })
+        : valid(tree);
+    setup(check, (body) => {
       saves++;
       const strategy = body.strategy as ComponentRef;
-      const dense = ((strategy.params!.retriever as ComponentRef).params!.children as ComponentRef[])[1]!;
-      if (dense.params!.top_k === 0) {
+      if (denseTopK(strategy) === 0) {
         return jsonResponse({ errors: [{ path: DENSE_TOP_K, message: "must be ≥ 1", code: "greater_than_equal" }] }, 400);
       }
       return jsonResponse({ ...PIPELINE, strategy });
@@ -91,7 +97,7 @@ describe("PipelineEditorPage", () => {
 
   it("shows what the server's live check finds on the node it concerns", async () => {
     setup(
-      () => jsonResponse({ valid: false, errors: [{ path: "params.retriever.params.children[0].component", message: "has no local copy", code: "unavailable" }] }, 400),
+      () => jsonResponse({ valid: false, config: null, errors: [{ path: "params.retriever.params.children[0].component", message: "has no local copy", code: "unavailable" }], nodes: [] }),
       () => jsonResponse(PIPELINE),
     );
     expect(await within(await screen.findByRole("list", { name: "Pipeline components" })).findByText("has no local copy")).toBeInTheDocument();

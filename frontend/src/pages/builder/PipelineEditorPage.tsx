@@ -66,7 +66,7 @@ function EditorLoader({ id, kinds }: { id: number | null; kinds: ReadonlySet<str
   const emptyPipeline = async (name: string, signal: AbortSignal) => {
     const [detail, normalised] = await Promise.all([
       loadDetail(name),
-      validateTree({ component: name, params: {} }, ROOT_KIND, signal).then((result) => result.config),
+      validateTree({ component: name, params: {} }, ROOT_KIND, signal).then((result) => result.config ?? undefined),
     ]);
     return emptyStrategy(detail, kinds, normalised);
   };

@@ -38,7 +38,7 @@ export type EditorAction =
   | { type: "params"; path: NodePath; strategy: ComponentRef; nodes: NodePath[]; edited: boolean }
   | { type: "restructure"; strategy: ComponentRef; select: NodePath }
   | { type: "validating" }
-  | { type: "validated"; version: number; valid: boolean; errors: PathError[]; config?: ComponentRef }
+  | { type: "validated"; version: number; valid: boolean; errors: PathError[]; config?: ComponentRef | null }
   | { type: "validationUnavailable"; version: number }
   | { type: "saving" }
   | { type: "saved"; pipeline: Pipeline; version: number }

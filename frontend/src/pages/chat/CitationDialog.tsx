@@ -3,6 +3,7 @@ import { useTranslation } from "react-i18next";
 
 import type { ChatMessage, Citation } from "../../api/chat";
 import { Modal } from "../../components/Modal";
+import { safeHref } from "../../lib/links";
 import { Link } from "../../router/Router";
 
 /** The chunk an answer cites: its document, page and whole text, and where to read it in context. */
@@ -15,6 +16,7 @@ export function CitationDialog({ citation, message, knowledgeBaseId, onClose }: 
   const { t } = useTranslation();
   const sent = message?.chunks.find((chunk) => chunk.chunk_id === citation.chunk_id);
   const window = sent?.metadata.window;
+  const source = safeHref(citation.url);
   const browser = knowledgeBaseId !== null
     ? `/knowledge-bases/${knowledgeBaseId}?document=${citation.document_id}&position=${citation.position}`
     : null;
@@ -37,8 +39,8 @@ export function CitationDialog({ citation, message, knowledgeBaseId, onClose }: 
               {t("citation.openInBrowser")}
             </Link>
           )}
-          {citation.url && /^https?:\/\//.test(citation.url) && (
-            <a href={citation.url} className="button" target="_blank" rel="noreferrer noopener">
+          {source && (
+            <a href={source} className="button" target="_blank" rel="noreferrer noopener">
               <ExternalLink aria-hidden="true" size={15} />
               {t("citation.openSource")}
             </a>

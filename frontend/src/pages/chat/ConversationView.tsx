@@ -301,7 +301,7 @@ function TracePanelBody({ run, message }: { run: Run | null; message: ChatMessag
   if (run) {
     if (run.trace) return <TraceView trace={run.trace} facts={chunkFacts(run.trace, [], run.citations)} />;
     if (run.via === "rest") return <p className="muted">{t("trace.restPending")}</p>;
-    return <LiveTraceView live={run.live} facts={chunkFacts(null, [])} writing={run.phase === "writing"} />;
+    return <LiveTraceView live={run.live} facts={chunkFacts(null, [], [], run.live.nodes)} writing={run.phase === "writing"} />;
   }
   if (!message) return <p className="muted">{t("trace.none")}</p>;
   if (!hasTrace(message.trace)) return <p className="muted">{t("trace.notRecorded")}</p>;

@@ -1,5 +1,7 @@
 import { Fragment, type ReactNode } from "react";
 
+import { safeHref } from "../../lib/links";
+
 /**
  * A small Markdown renderer for answers: paragraphs, headings, lists, quotes, fenced code,
  * `code`, **bold**, *italic*, http(s) links, and citations `[n]` (as the backend parses them).
@@ -101,7 +103,7 @@ function renderInline(text: string, props: MarkdownProps, prefix: string): React
     else if (italic !== undefined || italicAlt !== undefined) nodes.push(<em key={key}>{renderInline(italic ?? italicAlt!, props, key)}</em>);
     else if (linkText !== undefined && href !== undefined) {
       nodes.push(
-        <a key={key} href={href} target="_blank" rel="noreferrer noopener">
+        <a key={key} href={safeHref(href)} target="_blank" rel="noreferrer noopener">
           {renderInline(linkText, props, key)}
         </a>,
       );

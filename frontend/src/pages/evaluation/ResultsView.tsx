@@ -13,6 +13,7 @@ import {
   type RetrievalMetric,
 } from "../../api/evaluation";
 import { ErrorNotice, Loading } from "../../components/StatusViews";
+import { safeHref } from "../../lib/links";
 import { useLoad } from "../../lib/useLoad";
 import {
   METRIC_LABELS,
@@ -304,11 +305,11 @@ function ReportSection({ report }: { report: ReportLinks }) {
   const { t } = useTranslation();
   const downloads = (
     <div className="page__actions">
-      <a className="button button--small" href={report.markdown} download="report.md">
+      <a className="button button--small" href={safeHref(report.markdown)} download="report.md">
         <Download aria-hidden="true" size={14} />
         {t("evaluation.report.markdown")}
       </a>
-      <a className="button button--small" href={report.json} download="results.json">
+      <a className="button button--small" href={safeHref(report.json)} download="results.json">
         <Download aria-hidden="true" size={14} />
         {t("evaluation.report.json")}
       </a>
@@ -318,11 +319,11 @@ function ReportSection({ report }: { report: ReportLinks }) {
     <Section title={t("evaluation.report.title")} actions={downloads}>
       <div className="report-figures">
         <figure className="report-figure">
-          <img src={report.metrics} alt={t("evaluation.report.metricsAlt")} data-testid="report-metrics" />
+          <img src={safeHref(report.metrics)} alt={t("evaluation.report.metricsAlt")} data-testid="report-metrics" />
           <figcaption>{t("evaluation.report.metricsCaption")}</figcaption>
         </figure>
         <figure className="report-figure">
-          <img src={report.recall} alt={t("evaluation.report.recallAlt")} data-testid="report-recall" />
+          <img src={safeHref(report.recall)} alt={t("evaluation.report.recallAlt")} data-testid="report-recall" />
           <figcaption>{t("evaluation.report.recallCaption")}</figcaption>
         </figure>
       </div>

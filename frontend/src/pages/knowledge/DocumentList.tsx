@@ -71,10 +71,13 @@ export function DocumentList({ documents, onRetry, onDelete, onBrowse }: Documen
             {document.status === "queued" && <p className="document__note">{t("documents.queued")}</p>}
             {WORK_STAGES.includes(document.status as (typeof WORK_STAGES)[number]) && <StageProgress document={document} />}
             {document.status === "failed" && (
-              <p className="document__error">
-                <CircleAlert aria-hidden="true" size={15} />
-                {document.error ?? t("documents.failedUnknown")}
-              </p>
+              <>
+                <p className="document__error">
+                  <CircleAlert aria-hidden="true" size={15} />
+                  {document.error ?? t("documents.failedUnknown")}
+                </p>
+                {document.error_detail && <p className="document__note">{t("documents.errorDetail", { detail: document.error_detail })}</p>}
+              </>
             )}
           </div>
           <div className="document__actions">

@@ -18,12 +18,12 @@ const BASE = {
 
 const restDocument = (id: number, name: string, overrides: Partial<KnowledgeDocument> = {}): KnowledgeDocument => ({
   id, name, mime: "text/plain", size: 6100, status: "queued", progress: { done: 0, total: 0 }, chunk_count: 0,
-  page_count: null, error: null, error_code: null, created_at: "2025-01-01T00:00:00Z", ...overrides,
+  page_count: null, error: null, error_detail: null, error_code: null, created_at: "2025-01-01T00:00:00Z", ...overrides,
 });
 
 const progress = (id: number, name: string, status: string, extra: Record<string, unknown> = {}) => ({
   type: "document.progress",
-  document: { id, name, status, done: 0, total: 0, chunk_count: 0, error: null, error_code: null, ...extra },
+  document: { id, name, status, done: 0, total: 0, chunk_count: 0, error: null, error_detail: null, error_code: null, ...extra },
 });
 
 beforeEach(() => {
@@ -94,8 +94,10 @@ describe("KnowledgeBasePage", () => {
     expect(within(row("aurora.md")).getByText("Ready")).toBeInTheDocument();
     expect(within(row("aurora.md")).getByText(/29 chunks/)).toBeInTheDocument();
 
-    socket.receive(progress(7, "volcanoes.txt", "failed", { error: "no text could be extracted", error_code: "empty" }));
-    expect(within(row("volcanoes.txt")).getByText("no text could be extracted")).toBeInTheDocument();
+    socket.receive(progress(7, "volcanoes.txt", "failed", { error: "the file is damaged", error_detail: "Stream has ended unexpectedly", error_code: "damaged" }));
+    // The reason in the UI's language; what the library said apart, in its own words.
+    expect(within(row("volcanoes.txt")).getByText("the file is damaged")).toBeInTheDocument();
+    expect(within(row("volcanoes.txt")).getByText("The parser said: Stream has ended unexpectedly")).toBeInTheDocument();
     fireEvent.click(within(row("volcanoes.txt")).getByRole("button", { name: /Retry/ }));
     await waitFor(() => expect(within(row("volcanoes.txt")).getByText("Queued")).toBeInTheDocument());
     expect(api).toHaveBeenCalledWith("/api/v1/knowledge-bases/1/documents/7/retry/", expect.objectContaining({ method: "POST" }));

@@ -39,6 +39,7 @@ function merged(document: KnowledgeDocument | undefined, progress: DocumentProgr
     progress: { done: progress.done, total: progress.total },
     chunk_count: progress.chunk_count,
     error: progress.error,
+    error_detail: progress.error_detail ?? null,
     error_code: progress.error_code,
   };
 }
@@ -75,8 +76,8 @@ export function addDocuments(documents: readonly KnowledgeDocument[], added: rea
 }
 
 function progressOf(document: KnowledgeDocument) {
-  const { status, progress, chunk_count, error, error_code } = document;
-  return { status, progress, chunk_count, error, error_code };
+  const { status, progress, chunk_count, error, error_detail, error_code } = document;
+  return { status, progress, chunk_count, error, error_detail, error_code };
 }
 
 export function isInProgress(document: { status: DocumentStatus }): boolean {

@@ -29,14 +29,14 @@ def test_a_broken_nested_tree_reports_every_error_with_its_json_path():
     assert config is None
     reported = {(error.path, error.message) for error in errors}
     assert reported == {
-        ("params.children", "takes between 1 and 4 child components"),
+        ("params.children", "Blend takes between 1 and 4 retrievers"),
         ("params.top_k", "must be ≥ 1"),
         ("params.tpo_k", "is not a parameter of Blend (did you mean top_k?)"),
         ("params.children[0].params.top_k", "must be an integer"),
         ("params.children[0].params.k1", "must be ≥ 0.0"),
         ("params.children[1].component", "unknown component 'Keywrod'; did you mean Keyword?"),
         ("params.children[2].component", "expects a component of kind retriever; Encoder is of kind embedding"),
-        ("params.children[3].params.children", "takes exactly 1 child component(s)"),
+        ("params.children[3].params.children", "Rerank takes exactly 1 retriever"),
         ("params.children[4].params.encoder.params.device", "must be one of 'CPU' or 'CUDA'"),
         ("params.children[5]", 'must be an object like {"component": "<name>", "params": {...}}'),
     }

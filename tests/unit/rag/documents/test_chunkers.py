@@ -132,7 +132,7 @@ def test_overlap_repeats_trailing_whole_words():
     chunks = chunker.split_text(text)
 
     assert all(len(chunk) <= 50 for chunk in chunks)
-    for previous, current in zip(chunks, chunks[1:]):
+    for previous, current in zip(chunks, chunks[1:], strict=False):
         tail = previous.split()[-3:]
         assert current.split()[:3] == tail, (previous, current)
     assert chunks[-1].endswith("w39")
@@ -215,8 +215,9 @@ def test_chunks_may_span_pages_and_record_every_page():
 
     assert drafts == [
         ChunkDraft(0, "Page one words. Page one words. Page one words. End one.\n\nPage two.",
-                   {"title": "T", "page": 1, "pages": [1, 2]}),
-        ChunkDraft(1, "Page three is long enough to need its own chunk here.", {"title": "T", "page": 3, "pages": [3]}),
+                   {"title": "T", "page": 1, "pages": [1, 2], "start": 0, "end": 67}),
+        ChunkDraft(1, "Page three is long enough to need its own chunk here.",
+                   {"title": "T", "page": 3, "pages": [3], "start": 69, "end": 122, "gap_before": "\n\n"}),
     ]
 
 
@@ -231,9 +232,9 @@ def test_sections_under_different_headings_are_never_mixed():
     drafts = RecursiveCharacterChunker(chunk_size=500, chunk_overlap=50).split(sections)
 
     assert [(draft.position, draft.text, draft.metadata) for draft in drafts] == [
-        (0, "Install\n\nShort.", {"heading": "Install"}),
-        (1, "Linux\n\nAlso short.", {"heading": "Install > Linux"}),
-        (2, "Mac\n\nTiny.", {"heading": "Install > Mac"}),
+        (0, "Install\n\nShort.", {"heading": "Install", "start": 0, "end": 15}),
+        (1, "Linux\n\nAlso short.", {"heading": "Install > Linux", "start": 17, "end": 35, "gap_before": "\n\n"}),
+        (2, "Mac\n\nTiny.", {"heading": "Install > Mac", "start": 37, "end": 47, "gap_before": "\n\n"}),
     ]
 
 
@@ -285,7 +286,7 @@ def test_token_chunker_gets_its_tokenizer_from_the_factory():
     drafts = chunker.split([Section(" ".join(["palabra"] * 20), {"page": 7})])
 
     assert [len(draft.text.split()) for draft in drafts] == [8, 8, 4]
-    assert drafts[0].metadata == {"page": 7, "pages": [7]}
+    assert drafts[0].metadata == {"page": 7, "pages": [7], "start": 0, "end": 63}
 
 
 def test_object_without_offsets_is_not_a_tokenizer():

@@ -10,7 +10,12 @@ import pytest
 
 import rag.embeddings.onnx_minilm as onnx_minilm
 from rag.core import build
-from rag.embeddings import AllMiniLML6V2Embedding, AllMiniLML6V2OnnxEmbedding, EmbeddingError, default_embedding_for_language
+from rag.embeddings import (
+    AllMiniLML6V2Embedding,
+    AllMiniLML6V2OnnxEmbedding,
+    EmbeddingError,
+    default_embedding_for_language,
+)
 from rag.embeddings.onnx_minilm import cpu_count
 
 pytestmark = pytest.mark.unit

@@ -7,11 +7,14 @@ from rag.evaluation import (
     answer_contains,
     answer_tokens,
     citation_precision,
+    concise_contains,
     exact_match,
     judge_faithfulness,
+    longest_shared_span,
     normalize_answer,
     strip_citations,
     token_f1,
+    verbatim_copy,
 )
 from rag.llms.base import Attempt
 
@@ -112,3 +115,47 @@ def test_a_judge_that_never_lists_a_statement_gives_no_score_and_says_why():
 def test_chunk_citations_are_not_part_of_the_answer():
     assert strip_citations("In late winter [1], before growth [2, 3].") == "In late winter, before growth."
     assert strip_citations("晚冬[1]。") == "晚冬。"
+
+
+PASSAGE = ("The Panthers defense gave up just 308 points, ranking sixth in the league, while also leading the "
+           "NFL in interceptions with 24 and boasting four Pro Bowl selections. Carolina won fifteen games "
+           "during its regular season and reached Super Bowl fifty after beating Arizona.")
+
+
+def test_a_short_answer_with_the_reference_is_concise_and_correct():
+    assert concise_contains("They gave up 308 points [1].", ["308"], "en") == 1.0
+    assert concise_contains("They gave up 310 points [1].", ["308"], "en") == 0.0
+
+
+def test_a_passage_pasted_back_contains_the_reference_but_is_not_concise():
+    pasted = f"[1] {PASSAGE} {PASSAGE}"
+    assert answer_contains(strip_citations(pasted), ["308"], "en") == 1.0
+    assert concise_contains(pasted, ["308"], "en") == 0.0
+
+
+def test_the_forty_word_limit_does_not_count_citations():
+    forty = " ".join(["word"] * 39 + ["308"])
+    assert concise_contains(forty + " [1] [2, 3]", ["308"], "en") == 1.0
+    assert concise_contains(forty + " more", ["308"], "en") == 0.0
+
+
+def test_chinese_answers_are_measured_in_characters():
+    assert concise_contains("黑豹隊防守只失了308分[1]。", ["308"], "zh-Hant") == 1.0
+    assert concise_contains("黑" * 80 + "308", ["308"], "zh-Hant") == 0.0
+
+
+def test_an_answer_that_repeats_more_than_25_words_of_a_passage_copies_it():
+    # Compared as normalised tokens: the passage's first 29 words hold 3 articles.
+    copied = "As passage says, " + " ".join(PASSAGE.split()[:29]) + " [1]."
+    assert longest_shared_span(copied, [PASSAGE], "en") == 26
+    assert verbatim_copy(copied, ["unrelated text", PASSAGE], "en") == 1.0
+    quoted = " ".join(PASSAGE.split()[:28])
+    assert longest_shared_span(quoted, [PASSAGE], "en") == 25
+    assert verbatim_copy(quoted, [PASSAGE], "en") == 0.0
+    assert verbatim_copy("They gave up 308 points, sixth in the league [1].", [PASSAGE], "en") == 0.0
+
+
+def test_a_chinese_copy_is_counted_by_characters():
+    passage = "黑豹隊的防守只失了三百零八分，在聯盟中排名第六，同時以二十四次抄截領先全聯盟，並有四名球員入選職業盃。"
+    assert verbatim_copy(passage[:30], [passage], "zh-Hant") == 1.0  # 28 ideographs, 2 commas
+    assert verbatim_copy("防守只失了三百零八分。", [passage], "zh-Hant") == 0.0

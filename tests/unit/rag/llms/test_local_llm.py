@@ -70,3 +70,23 @@ def test_a_model_that_does_not_match_its_digest_is_refused(tmp_path, monkeypatch
     monkeypatch.setitem(local_models.PACKAGED, "smollm2-135m-instruct", tampered)
     with pytest.raises(LocalModelError, match="does not match its published digest"):
         local_models.ensure("smollm2-135m-instruct", tmp_path)
+
+
+def test_an_optional_model_that_is_not_installed_says_how_to_install_it_and_is_skipped(monkeypatch, capsys):
+    # Whatever this machine has installed: the 1.5B's packages, renamed to ones that do not exist.
+    missing = dataclasses.replace(local_models.PACKAGED["qwen2.5-1.5b-instruct"],
+                                  parts=(("trellis_no_such_package", "data/part01.bin"),))
+    monkeypatch.setitem(local_models.PACKAGED, "qwen2.5-1.5b-instruct", missing)
+    assert "make models-quality" in local_models.problem("qwen2.5-1.5b-instruct")
+    assert "make models-quality" in LocalLLM.availability_problem({"model": "qwen2.5-1.5b-instruct",
+                                                                   "gguf_path": None})
+    assert "qwen2.5-1.5b-instruct" not in local_models.installed()
+    def ensure(model, directory=None):  # the real one, without joining a gigabyte of parts
+        if local_models.problem(model):
+            raise LocalModelError(local_models.problem(model))
+        return f"/models/{model}"
+
+    monkeypatch.setattr(local_models, "ensure", ensure)
+    assert local_models.main([]) == 0
+    assert "qwen2.5-1.5b-instruct" not in capsys.readouterr().out
+    assert local_models.main(["--require-optional"]) == 1

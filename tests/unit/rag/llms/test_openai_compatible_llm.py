@@ -81,7 +81,7 @@ def test_server_errors_are_readable_and_never_carry_the_key(scripted_openai):
     key = "sk-live-very-secret-1234"
     scripted_openai.enqueue("/v1/chat/completions", ScriptedError(401, {"error": {"message": f"bad key {key}"}}))
     model = llm(scripted_openai, credential="mine")
-    model.set_credential_resolver({"mine": OpenAIAPIKey(api_key=key)}.__getitem__)
+    model.set_credential_resolver({"mine": OpenAIAPIKey(api_key=key, base_url=scripted_openai.base_url)}.__getitem__)
     with pytest.raises(LLMError) as failure:
         model.generate(MESSAGES)
     assert "answered HTTP 401" in str(failure.value) and key not in str(failure.value)

@@ -69,7 +69,7 @@ def test_a_model_claimed_as_the_other_kind_is_refused_before_it_is_offered(model
 def test_names_are_checked_and_never_taken_twice(model_store, tiny_model_folders):
     folder = Path(tiny_model_folders[CROSS_ENCODER])
     for bad in ("../up", "with space", "-dash-first", "a" * 101):
-        assert refusal(lambda: model_store.install_folder(folder, kind=CROSS_ENCODER, name=bad)).code == "bad_name"
+        assert refusal(lambda bad=bad: model_store.install_folder(folder, kind=CROSS_ENCODER, name=bad)).code == "bad_name"
     model_store.install_folder(folder, kind=CROSS_ENCODER, name="tiny-ce")
     error = refusal(lambda: model_store.install_folder(folder, kind=CROSS_ENCODER, name="tiny-ce"))
     assert error.code == "name_taken" and "remove it first" in error.message

@@ -1,6 +1,6 @@
 """A retriever that returns hits chosen by the test, over an in-memory set of documents."""
 
-from rag.core import Params, Registry, ml, param
+from rag.core import Registry, ml, param
 from rag.documents.models import Chunk
 from rag.retrievers import BaseRetriever, Hit, RetrieverParams
 

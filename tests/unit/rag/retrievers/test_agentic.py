@@ -44,9 +44,9 @@ def test_a_plan_and_one_round_cost_one_call_when_max_iters_is_one(scripted_opena
     chunks, node, calls = run(agentic(scripted_openai, max_iters=1))
     assert calls == 1 == len(scripted_openai.requests_to(CHAT))
     assert [chunk.id for chunk in chunks] == [100, 101]
-    assert [(r["round"], r["operations"], r["added"], r["pool_size"], r["verdict"]) for r in node.rounds] == [
+    assert [(r["round"], r["operations"], r["added"], r["pool_size"], r["verdict"]) for r in node["rounds"]] == [
         (1, [{"child": 0, "top_k": 2}], [100, 101], 2, None)]
-    assert node.rounds[0]["plan"]["attempts"] == 1 and node.rounds[0]["plan"]["fallback"] is None
+    assert node["rounds"][0]["plan"]["attempts"] == 1 and node["rounds"][0]["plan"]["fallback"] is None
 
 
 def test_a_sufficient_judgement_stops_after_the_first_round(scripted_openai):
@@ -55,8 +55,8 @@ def test_a_sufficient_judgement_stops_after_the_first_round(scripted_openai):
     chunks, node, calls = run(agentic(scripted_openai))
     assert calls == 2
     assert [chunk.id for chunk in chunks] == [200, 201]
-    assert node.rounds[0]["verdict"] == {"sufficient": True, "reason": "enough"}
-    assert len(node.rounds) == 1 and [child.component for child in node.children] == ["FixedRetriever"]
+    assert node["rounds"][0]["verdict"] == {"sufficient": True, "reason": "enough"}
+    assert len(node["rounds"]) == 1 and [child["class"] for child in node["children"]] == ["FixedRetriever"]
 
 
 def test_an_insufficient_pool_leads_to_a_second_round_with_other_children(scripted_openai):
@@ -65,11 +65,11 @@ def test_an_insufficient_pool_leads_to_a_second_round_with_other_children(script
     scripted_openai.enqueue(CHAT, verdict(sufficient=True))
     chunks, node, calls = run(agentic(scripted_openai))
     assert calls == 3
-    assert [r["operations"] for r in node.rounds] == [[{"child": 0, "top_k": 2}], [{"child": 1, "top_k": 3}]]
-    assert node.rounds[1]["added"] == [200, 201, 202] and node.rounds[1]["pool_size"] == 5
+    assert [r["operations"] for r in node["rounds"]] == [[{"child": 0, "top_k": 2}], [{"child": 1, "top_k": 3}]]
+    assert node["rounds"][1]["added"] == [200, 201, 202] and node["rounds"][1]["pool_size"] == 5
     # best rank first: ranks 1 from both children, then 2, then 3
     assert [chunk.id for chunk in chunks] == [100, 200, 101, 201, 202]
-    assert len(node.children) == 2
+    assert len(node["children"]) == 2
 
 
 def test_three_rounds_cost_at_most_one_plan_and_two_judgements(scripted_openai):
@@ -77,8 +77,8 @@ def test_three_rounds_cost_at_most_one_plan_and_two_judgements(scripted_openai):
     scripted_openai.enqueue(CHAT, verdict(operations=[(0, 2)]))
     scripted_openai.enqueue(CHAT, verdict(operations=[(1, 1)]))
     _, node, calls = run(agentic(scripted_openai, max_iters=3))
-    assert calls == 3 and len(node.rounds) == 3
-    assert node.rounds[2]["verdict"] is None and node.rounds[2]["attempts"] == 0
+    assert calls == 3 and len(node["rounds"]) == 3
+    assert node["rounds"][2]["verdict"] is None and node["rounds"][2]["attempts"] == 0
     assert scripted_openai.pending(CHAT) == 0
 
 
@@ -87,7 +87,7 @@ def test_malformed_json_is_retried_with_the_problem_and_both_attempts_are_record
     scripted_openai.enqueue(CHAT, verdict(operations=[(0, 1)]))
     _, node, calls = run(agentic(scripted_openai, max_iters=1))
     assert calls == 2
-    plan = node.rounds[0]["plan"]
+    plan = node["rounds"][0]["plan"]
     assert plan["attempts"] == 2 and plan["fallback"] is None
     retry = scripted_openai.requests_to(CHAT)[1].body["messages"]
     assert "not valid JSON" in retry[-1]["content"]
@@ -98,8 +98,8 @@ def test_a_plan_that_never_becomes_usable_falls_back_to_every_child_at_its_own_t
         scripted_openai.enqueue(CHAT, verdict(operations=[(7, 2)]))
     chunks, node, calls = run(agentic(scripted_openai, max_iters=1, trials=3))
     assert calls == 3
-    assert node.rounds[0]["operations"] == [{"child": 0, "top_k": 4}, {"child": 1, "top_k": 3}]
-    assert "planning failed after 3 attempt(s)" in node.rounds[0]["plan"]["fallback"]
+    assert node["rounds"][0]["operations"] == [{"child": 0, "top_k": 4}, {"child": 1, "top_k": 3}]
+    assert "planning failed after 3 attempt(s)" in node["rounds"][0]["plan"]["fallback"]
     assert len(chunks) == 7
 
 
@@ -108,8 +108,8 @@ def test_a_judgement_that_never_becomes_usable_stops_with_the_pool(scripted_open
     scripted_openai.enqueue(CHAT, tool_call_response("retrieval_verdict", "nonsense"))
     scripted_openai.enqueue(CHAT, verdict(operations=[(0, 2)]))  # repeats a consulted pair: invalid
     chunks, node, calls = run(agentic(scripted_openai, trials=2))
-    assert calls == 3 and len(node.rounds) == 1
-    assert node.rounds[0]["attempts"] == 2 and "judging failed after 2 attempt(s)" in node.rounds[0]["fallback"]
+    assert calls == 3 and len(node["rounds"]) == 1
+    assert node["rounds"][0]["attempts"] == 2 and "judging failed after 2 attempt(s)" in node["rounds"][0]["fallback"]
     assert [chunk.id for chunk in chunks] == [100, 101]
 
 
@@ -118,18 +118,22 @@ def test_unknown_children_and_repeated_pairs_are_dropped_while_valid_ones_run(sc
     scripted_openai.enqueue(CHAT, verdict(operations=[(0, 1), (1, 2)]))
     scripted_openai.enqueue(CHAT, verdict(sufficient=True))
     _, node, _ = run(agentic(scripted_openai))
-    plan = node.rounds[0]["plan"]
-    assert [drop["why"] for drop in plan["dropped"]] == [
-        "no child 5 in the catalog (0 to 1)", "child 0 was already consulted with top_k 1", "top_k 0 is below 1"]
-    assert node.rounds[0]["operations"] == [{"child": 0, "top_k": 1}]
-    assert node.rounds[1]["operations"] == [{"child": 1, "top_k": 2}]
-    assert node.rounds[0]["dropped"] == [{"child": 0, "top_k": 1, "why": "child 0 was already consulted with top_k 1"}]
+    plan = node["rounds"][0]["plan"]
+    assert [(drop["code"], drop["why"]) for drop in plan["dropped"]] == [
+        ("unknown_child", "no child 5 in the catalog (0 to 1)"),
+        ("repeated", "child 0 was already consulted with top_k 1"),
+        ("top_k_below_1", "top_k 0 is below 1"),
+    ]
+    assert node["rounds"][0]["operations"] == [{"child": 0, "top_k": 1}]
+    assert node["rounds"][1]["operations"] == [{"child": 1, "top_k": 2}]
+    assert node["rounds"][0]["dropped"] == [
+        {"child": 0, "top_k": 1, "code": "repeated", "why": "child 0 was already consulted with top_k 1"}]
 
 
 def test_the_pool_never_exceeds_max_chunks(scripted_openai):
     scripted_openai.enqueue(CHAT, verdict(operations=[(0, 6), (1, 6)]))
     chunks, node, _ = run(agentic(scripted_openai, max_iters=1, max_chunks=4))
-    assert len(chunks) == 4 and node.rounds[0]["pool_size"] == 4
+    assert len(chunks) == 4 and node["rounds"][0]["pool_size"] == 4
     assert [chunk.id for chunk in chunks] == [100, 200, 101, 201]
 
 
@@ -152,7 +156,7 @@ def test_agentic_retrievers_nest_inside_each_other_and_close_their_llm(scripted_
     scripted_openai.enqueue(CHAT, verdict(operations=[(1, 3)]))   # inner plan
     chunks, node, calls = run(outer)
     assert calls == 2 and [chunk.id for chunk in chunks] == [200, 201, 202]
-    assert node.children[0].component == "AgenticEnsembleRetriever" and node.children[0].rounds
+    assert node["children"][0]["class"] == "AgenticEnsembleRetriever" and node["children"][0]["rounds"]
     closed = []
     for model in (inner.llm_model, llm):
         model.close = lambda model=model: closed.append(model)

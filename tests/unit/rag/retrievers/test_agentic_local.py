@@ -27,8 +27,8 @@ def test_the_local_model_plans_judges_and_finds_the_passage_offline(tmp_path, mo
         chunks, node = retriever.retrieve("Which organelle produces ATP for the cell?")
     assert 1 <= len(chunks) <= 5
     assert 100 in [chunk.id for chunk in chunks]
-    assert 1 <= len(node.rounds) <= 2 and node.rounds[0]["operations"]
+    assert 1 <= len(node["rounds"]) <= 2 and node["rounds"][0]["operations"]
     assert 1 <= recorder.llm_calls <= 2 * 3
-    plan = node.rounds[0]["plan"]
+    plan = node["rounds"][0]["plan"]
     assert plan["attempts"] >= 1 and (plan["reason"] or plan["fallback"])
     retriever.close()

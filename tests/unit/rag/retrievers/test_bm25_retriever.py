@@ -31,14 +31,14 @@ def test_ranking_and_scores_equal_rank_bm25_on_the_same_tokens(delta, baseline):
     by_id = {chunk.id: score for chunk, score in zip(chunks, expected, strict=True)}
     ranked = sorted((score, -index) for index, score in enumerate(expected) if score > floor + 1e-12)[::-1][:4]
     assert [chunk.id for chunk in found] == [chunks[-index].id for _, index in ranked]
-    for row in node.results:
+    for row in node["results"]:
         assert math.isclose(row["score"], by_id[row["chunk_id"]], rel_tol=1e-9)
 
 
 def test_chunks_sharing_no_word_with_the_query_are_not_results():
     found, node = retriever(top_k=10).retrieve("Eiffel")
     assert [chunk.id for chunk in found] == [300]
-    assert node.results[0]["rank"] == 1
+    assert node["results"][0]["rank"] == 1
 
 
 def test_score_chunks_returns_ascending_distances_and_inf_for_unknown_ids():

@@ -3,10 +3,9 @@ import time
 
 import pytest
 
-from rag.core import validate_tree
 from rag.components import load_components
+from rag.core import validate_tree
 from rag.retrievers.cross_encoder import SentenceTransformerCrossEncoderRetriever, cross_encoder_problem
-
 from tests.support.tiny_models import build_tiny_cross_encoder
 
 from .fixed_retriever import FixedRetriever, make_documents
@@ -33,17 +32,17 @@ def reranker(model_path, child_top_k, top_k):
 def test_the_childs_top_k_sets_the_candidates_and_top_k_what_is_kept(tiny_cross_encoder):
     retriever = reranker(tiny_cross_encoder, child_top_k=6, top_k=4)
     chunks, node = retriever.retrieve("q")
-    assert len(node.children[0].results) == 6
+    assert len(node["children"][0]["results"]) == 6
     assert len(chunks) == 4
     assert {chunk.id for chunk in chunks} <= {100 + position for position in range(6)}
-    scores = [row["score"] for row in node.results]
+    scores = [row["score"] for row in node["results"]]
     assert scores == sorted(scores, reverse=True) and all(0 < score < 1 for score in scores)
 
 
 def test_distances_are_one_minus_the_sigmoid_of_the_logit(tiny_cross_encoder):
     retriever = reranker(tiny_cross_encoder, child_top_k=10, top_k=10)
     chunks, node = retriever.retrieve("q")
-    score_of = {row["chunk_id"]: row["score"] for row in node.results}
+    score_of = {row["chunk_id"]: row["score"] for row in node["results"]}
     for chunk_id, distance in retriever.score_chunks(list(score_of), "q"):
         assert math.isclose(distance, 1 - score_of[chunk_id], rel_tol=1e-5)
 

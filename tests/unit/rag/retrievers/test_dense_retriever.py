@@ -23,7 +23,7 @@ def dense():
 def test_a_paraphrase_finds_the_passage_keyword_search_would_miss(dense):
     chunks, node = dense.retrieve("Which organelle generates the energy currency of cells?")
     assert chunks[0].id == 100
-    assert node.results[0]["score"] > node.results[1]["score"]
+    assert node["results"][0]["score"] > node["results"][1]["score"]
 
 
 def test_score_chunks_orders_like_retrieve(dense):

@@ -60,7 +60,7 @@ def test_fusion_dedups_by_chunk_and_nests_child_trace_nodes():
     fusion = ensemble([(1, 0), (1, 1), (2, 0)], [(2, 0), (1, 0)], top_k=2)
     chunks, node = fusion.retrieve("q")
     assert [chunk.id for chunk in chunks] == [100, 200]
-    trace = node.to_dict()
+    trace = node
     assert trace["class"] == "EnsembleRetriever" and trace["id"] == "n1"
     assert [child["class"] for child in trace["children"]] == ["FixedRetriever", "FixedRetriever"]
     assert sorted(child["id"] for child in trace["children"]) == ["n2", "n3"]
@@ -73,7 +73,7 @@ def test_a_failing_child_is_recorded_and_the_others_still_answer():
     fusion = ensemble([(1, 0)], [(9, 9)])  # document 9 does not exist: the child raises
     chunks, node = fusion.retrieve("q")
     assert [chunk.id for chunk in chunks] == [100]
-    assert node.children[1].error and node.children[0].error is None
+    assert node["children"][1]["error"] and node["children"][0]["error"] is None
 
 
 def test_when_every_child_fails_the_fusion_fails_with_its_trace():
@@ -87,7 +87,7 @@ def test_when_every_child_fails_the_fusion_fails_with_its_trace():
 def test_weights_must_fit_the_children():
     with pytest.raises(ConfigValidationError, match="weights has 1 value"):
         EnsembleRetriever(fusion="weighted", weights=[1.0])
-    with pytest.raises(ConfigValidationError, match=r"params.children: takes at least 2"):
+    with pytest.raises(ConfigValidationError, match=r"params.children: Fusion needs at least 2 retrievers"):
         EnsembleRetriever(children=[{"component": "BM25Retriever"}])
 
 

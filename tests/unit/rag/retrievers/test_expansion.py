@@ -60,8 +60,9 @@ def test_a_merged_chunk_concatenates_covered_chunks_in_order_under_the_best_hits
     assert merged.id == 106 and merged.position == 4
     assert merged.metadata["window_chunk_ids"] == [104, 105, 106, 107]
     assert merged.metadata["retrieved_positions"] == [5, 6]
-    assert node.results == [
-        {"chunk_id": 106, "document_id": 1, "position": 4, "score": 1.0, "rank": 1, "window": [4, 7]}
+    assert node["results"] == [
+        {"chunk_id": 106, "document_id": 1, "position": 4, "score": 1.0, "rank": 1, "window": [4, 7],
+         "preview": "d1p4 d1p5 d1p6 d1p7"}
     ]
 
 
@@ -70,10 +71,29 @@ def test_without_expansion_chunks_come_back_as_retrieved():
     retriever.inject_infra(chunks=make_documents(10))
     chunks, node = retriever.plan((1, 5), (1, 6)).retrieve("q")
     assert [chunk.id for chunk in chunks] == [105, 106]
-    assert [row["rank"] for row in node.results] == [1, 2]
-    assert "window" not in node.results[0]
+    assert [row["rank"] for row in node["results"]] == [1, 2]
+    assert "window" not in node["results"][0]
 
 
 def test_a_short_document_clips_on_both_sides():
     assert expanded(5, (1, 1), sizes=(3,))[0] == [(1, 0, 2)]
     assert expanded(2, (1, 0), sizes=(1,))[0] == [(1, 0, 0)]
+
+
+def test_a_trace_row_names_its_document_and_starts_its_text_so_a_live_trace_reads_without_lookups():
+    from rag.documents.models import Chunk, SourceDocument
+    from rag.retrievers.base import PREVIEW_CHARACTERS
+
+    long_text = "aurora  borealis\n" * 40
+    retriever = FixedRetriever()
+    retriever.inject_infra(
+        chunks={1: {0: Chunk(id=7, document_id=1, position=0, text=long_text)},
+                2: {0: Chunk(id=8, document_id=2, position=0, text="ash cloud")}},
+        documents={1: SourceDocument(1, "aurora.md")},
+    )
+    _, node = retriever.plan((1, 0), (2, 0)).retrieve("q")
+    aurora, unnamed = node.results
+    assert aurora["document_name"] == "aurora.md"
+    assert aurora["preview"].startswith("aurora borealis aurora borealis") and aurora["preview"].endswith("…")
+    assert len(aurora["preview"]) <= PREVIEW_CHARACTERS
+    assert "document_name" not in unnamed and unnamed["preview"] == "ash cloud"

@@ -40,7 +40,7 @@ def test_an_incomplete_order_is_rejected_and_asked_again_with_the_problem(script
     scripted_openai.enqueue(CHAT, order(3, 1, 0, 2))
     chunks, node = reranker(scripted_openai).retrieve("q")
     assert [chunk.id for chunk in chunks] == [103, 101]
-    assert [bool(attempt["problems"]) for attempt in node.details["attempts"]] == [True, False]
+    assert [bool(attempt["problems"]) for attempt in node["details"]["attempts"]] == [True, False]
     retry = scripted_openai.requests_to(CHAT)[1].body["messages"][-1]["content"]
     assert problem in retry
 
@@ -51,7 +51,7 @@ def test_the_childs_top_k_sets_the_candidates_and_top_k_is_kept_only_after_valid
     prompt = scripted_openai.requests_to(CHAT)[0].body["messages"][-1]["content"]
     assert "[5] d1p5" in prompt and "[6]" not in prompt
     assert [chunk.id for chunk in chunks] == [105, 104, 103]
-    assert [row["score"] for row in node.results] == pytest.approx([1.0, 5 / 6, 4 / 6])
+    assert [row["score"] for row in node["results"]] == pytest.approx([1.0, 5 / 6, 4 / 6])
 
 
 def test_after_every_trial_fails_the_node_fails_with_a_readable_error(scripted_openai):

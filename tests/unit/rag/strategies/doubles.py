@@ -1,10 +1,20 @@
 """Small slot components with fixed behaviour, in a private registry, to drive every branch."""
 
 from rag.core import Params, Registry, ml, param
-from rag.retrievers import Hit
-from rag.strategies.slots import Classifier, Judgement, Outcome, QueryTransformer, RelevanceEvaluator, RouteDecision
-from rag.strategies.slots import Router, WebRetriever
 from rag.documents.models import Chunk
+from rag.retrievers import Hit
+from rag.strategies.slots import (
+    Classifier,
+    Judgement,
+    Outcome,
+    QueryTransformer,
+    RelevanceEvaluator,
+    RelevanceFilter,
+    Reranker,
+    RouteDecision,
+    Router,
+    WebRetriever,
+)
 
 registry = Registry()
 TEXTS = dict(DISPLAY_NAME=ml("T", "T", "T"), DESCRIPTION=ml("t", "t", "t"), ICON="x")
@@ -67,6 +77,32 @@ class FixedRouter(Router):
 
     def route(self, question, routes):
         return RouteDecision(self.params.answer, f"fixed to {self.params.answer}", {"routes": list(routes)})
+
+
+@registry.register
+class KeepWord(RelevanceFilter):
+    """Keeps the hits whose text contains ``word``."""
+
+    locals().update(TEXTS)
+
+    class Params(Params):
+        word: str = param("", title=ml("w"))
+
+    def filter(self, question, hits):
+        return Outcome([hit for hit in hits if self.params.word in hit.chunk.text], {"kept_by": "word"})
+
+
+@registry.register
+class Reverse(Reranker):
+    """Reverses the hits."""
+
+    locals().update(TEXTS)
+
+    class Params(Params):
+        pass
+
+    def rerank(self, question, hits):
+        return Outcome(list(reversed(hits)), {"how": "reversed"})
 
 
 registry.freeze()

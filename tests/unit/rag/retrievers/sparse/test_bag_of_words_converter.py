@@ -51,16 +51,17 @@ def test_schema_carries_bounds_and_choices():
     schema = localize_schema(BagOfWordsConverter.get_schema(), "es")["properties"]
     assert schema["analyzer"]["enum"] == ["word", "char", "char_wb"]
     assert schema["max_df"]["exclusiveMinimum"] == 0 and schema["max_df"]["maximum"] == 1
-    assert schema["min_df"]["minimum"] == 1
+    assert schema["min_df"]["type"] == "number" and schema["min_df"]["minimum"] == 0
     assert schema["ngram_min"]["minimum"] == 1
     assert schema["chinese_segmentation"]["title"] == "Segmentación del chino"
 
 
 def test_representation_renders_in_each_language():
     converter = BagOfWordsConverter(ngram_max=2, stop_words="spanish")
-    assert converter.render_representation("en") == "Bag of words · word · 1–2-grams · stop words: spanish"
-    assert "palabras vacías: spanish" in converter.render_representation("es")
-    assert "停用詞：spanish" in converter.render_representation("zh-Hant")
+    assert converter.render_representation("en") == "Bag of words · words · 1–2-grams · stop words: Spanish"
+    assert converter.render_representation("es") == (
+        "Bolsa de palabras · palabras · 1–2-gramas · palabras vacías: español")
+    assert "停用詞：西班牙文" in converter.render_representation("zh-Hant")
 
 
 def test_ngram_min_above_ngram_max_is_refused_with_a_clear_message():
@@ -73,7 +74,8 @@ def test_ngram_min_above_ngram_max_is_refused_with_a_clear_message():
 
 @pytest.mark.parametrize(
     "params",
-    [{"min_df": 0}, {"max_df": 0.0}, {"max_df": 1.5}, {"max_features": 0}, {"ngram_min": 0},
+    [{"min_df": -1}, {"min_df": 1.5}, {"min_df": -0.1}, {"min_df": "2"},
+     {"max_df": 0.0}, {"max_df": 1.5}, {"max_features": 0}, {"ngram_min": 0},
      {"analyzer": "sentence"}, {"strip_accents": "latin"}, {"stop_words": "french"},
      {"chinese_segmentation": "pkuseg"}, {"custom_stop_words": [""]}, {"lowercase": "yes"}],
 )
@@ -223,6 +225,12 @@ def test_min_df_is_an_absolute_document_count():
     assert BagOfWordsConverter(min_df=2).fit(DOCS).terms == ("apple", "banana")
 
 
+def test_a_decimal_min_df_is_a_share_of_the_documents():
+    assert BagOfWordsConverter(min_df=0.5).fit(DOCS).terms == ("apple", "banana")
+    assert BagOfWordsConverter(min_df=0.75).fit(DOCS).terms == ("banana",)
+    assert BagOfWordsConverter(min_df=0.0).fit(DOCS).terms == BagOfWordsConverter(min_df=1).fit(DOCS).terms
+
+
 def test_max_df_is_a_fraction_of_documents():
     assert BagOfWordsConverter(max_df=0.75).fit(DOCS).terms == ("apple", "cherry", "date", "elder")
     assert BagOfWordsConverter(max_df=0.5).fit(DOCS).terms == ("apple", "cherry", "date", "elder")
@@ -236,7 +244,8 @@ def test_max_features_keeps_the_most_frequent_terms_with_ties_in_term_order():
 
 def test_pruning_matches_scikit_learn_on_a_real_corpus():
     texts = [text for text in SCIENCE if text]
-    for params in ({"min_df": 2}, {"max_df": 0.2}, {"min_df": 2, "max_df": 0.3, "ngram_max": 2},
+    for params in ({"min_df": 2}, {"min_df": 0.05}, {"min_df": 0.0}, {"max_df": 0.2},
+                   {"min_df": 2, "max_df": 0.3, "ngram_max": 2},
                    {"max_features": 40, "ngram_max": 2}):
         converter = BagOfWordsConverter(**params)
         pruning = {key: value for key, value in params.items() if key != "ngram_max"}

@@ -1,7 +1,7 @@
 import pytest
 
-from rag.core import validate_tree
 from rag.components import load_components
+from rag.core import validate_tree
 from rag.strategies.components import KeywordClassifier, RegexClassifier
 
 pytestmark = pytest.mark.unit

@@ -1,11 +1,11 @@
 import pytest
 
-from rag.core import TrellisError, validate_tree
 from rag.components import load_components
+from rag.core import TrellisError, validate_tree
 from rag.retrievers.cross_encoder import SentenceTransformerCrossEncoderRetriever
 from rag.retrievers.cross_encoder.retriever import sigmoid
 from rag.retrievers.llm_rerank import LLMRerankRetriever
-from rag.strategies.components import CrossEncoderReranker, LLMReranker
+from rag.strategies.components import CrossEncoderReranker, LLMReranker, RerankError
 from tests.support.scripted_openai import tool_call_response
 from tests.unit.rag.retrievers.fixed_retriever import FixedRetriever, make_documents
 
@@ -51,18 +51,18 @@ class TestLLMReranker:
             "ids [0, 2] are missing; every id must appear exactly once"]
         assert "ids [0, 2] are missing" in chat_bodies(scripted_openai)[1]["messages"][-1]["content"]
 
-    def test_when_no_order_is_usable_the_incoming_order_is_kept_and_the_details_say_why(self, scripted_openai):
+    def test_when_no_order_is_usable_it_raises_a_value_error_with_the_attempts(self, scripted_openai):
         for _ in range(2):
             scripted_openai.enqueue(CHAT, order(0))
         hits = make_hits("a", "b", "c")
 
-        outcome = LLMReranker(llm=scripted_llm(scripted_openai), top_k=2, function_call_max_trials=2).rerank(
-            QUESTION, hits)
+        with pytest.raises(RerankError) as failure:
+            LLMReranker(llm=scripted_llm(scripted_openai), top_k=2, function_call_max_trials=2).rerank(QUESTION, hits)
 
-        assert outcome.hits == hits[:2]
-        assert outcome.details["fallback"].startswith("the LLM gave no usable order after 2 attempt(s)")
-        assert outcome.details["fallback"].endswith("kept the incoming order")
-        assert len(outcome.details["attempts"]) == 2
+        assert isinstance(failure.value, ValueError)
+        assert str(failure.value).startswith("the LLM gave no usable order after 2 attempt(s)")
+        assert "ids [1, 2] are missing" in str(failure.value)
+        assert len(failure.value.details["attempts"]) == 2
 
     def test_a_single_hit_needs_no_call(self, scripted_openai):
         hits = make_hits("only")
@@ -126,7 +126,7 @@ class TestCrossEncoderReranker:
         hits, _ = child.search(QUESTION)
         outcome = CrossEncoderReranker(model_name=tiny_cross_encoder, top_k=4).rerank(QUESTION, hits)
 
-        assert [(row["chunk_id"], row["score"]) for row in node.results] == [
+        assert [(row["chunk_id"], row["score"]) for row in node["results"]] == [
             (hit.chunk.id, pytest.approx(hit.score, rel=1e-6)) for hit in outcome.hits]
 
     def test_availability_is_the_retrievers(self, tiny_cross_encoder):

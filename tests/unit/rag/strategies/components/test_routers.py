@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from rag.core import validate_tree
 from rag.components import load_components
+from rag.core import validate_tree
 from rag.strategies.components import EmbeddingSimilarityRouter, LLMRouter
 from tests.support.scripted_openai import tool_call_response
 

@@ -1,7 +1,7 @@
 """The Celery application, used when REDIS_URL is set: workers run the same registered tasks
 the embedded thread pool runs.
 
-    celery -A config.celery worker --concurrency 1 -n w1@%h
+    celery -A jobs.celery worker --concurrency 1 -n w1@%h
 
 Celery's Django fix-up calls ``django.setup()`` in the worker, so every app's ``ready()``
 registers its tasks (``knowledge.tasks``…); ``autodiscover_tasks`` also imports each installed
@@ -15,6 +15,9 @@ import time
 
 from celery import Celery
 from celery.signals import worker_ready
+
+from .registry import run_task
+from .startup import recover_interrupted_work as recover
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -31,8 +34,6 @@ RECOVERY_WINDOW_S = 300
 
 @app.task(name="jobs.run", bind=True)
 def run(self, name: str, kwargs: dict) -> None:
-    from jobs.registry import run_task
-
     began = time.monotonic()
     run_task(name, kwargs)
     # Which worker ran what, and for how long: for operators (and the scale-out test).
@@ -69,8 +70,6 @@ def recovery_is_ours(hostname: str) -> bool:
 
 @worker_ready.connect
 def recover_interrupted_work(sender: object = None, **_: object) -> None:
-    from jobs.startup import recover_interrupted_work as recover
-
     hostname = getattr(sender, "hostname", None) or "this worker"
     try:
         ours = recovery_is_ours(hostname)

@@ -9,20 +9,33 @@ from urllib.parse import parse_qs
 from django.conf import settings
 from django.utils import translation
 
-from rag.core.multilingual import normalize_language
+from rag.core.multilingual import MultilingualString, normalize_language
 
 
-def translate(template: str, context: Mapping[str, Any] | None, language: str | None, *, fallback: str = "") -> str:
+def translate(template: str, context: Mapping[str, Any] | None, language: str | None, *, fallback: str = "",
+              plural: str = "") -> str:
     """``template`` translated into ``language`` and formatted with ``context``; string values
-    of the context that are messages themselves ("a PDF document") are translated too."""
-    with translation.override(normalize_language(language).lower()):
-        translated = translation.gettext(template) if template else ""
-        values = {key: translation.gettext(value) if isinstance(value, str) and value else value
-                  for key, value in (context or {}).items()}
+    of the context that are messages themselves ("a PDF document") are translated too, and texts
+    given in several languages (``{"en": ..., "es": ...}``) give this language's. With ``plural``,
+    the form follows ``context["count"]``."""
+    language = normalize_language(language)
+    context = context or {}
+    with translation.override(language.lower()):
+        if plural:
+            translated = translation.ngettext(template, plural, int(context.get("count", 0)))
+        else:
+            translated = translation.gettext(template) if template else ""
+        values = {key: _value(value, language) for key, value in context.items()}
     try:
         return translated.format(**values) if translated else fallback
     except (KeyError, IndexError, ValueError):
         return fallback or template
+
+
+def _value(value: Any, language: str) -> Any:
+    if isinstance(value, Mapping) and "en" in value:
+        return MultilingualString.from_dict(value).get(language)
+    return translation.gettext(value) if isinstance(value, str) and value else value
 
 
 def language_of_scope(scope: Mapping[str, Any]) -> str:

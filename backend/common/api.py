@@ -1,17 +1,31 @@
-"""What every app's API shares."""
+"""What every app's API shares: the one error shape, refusing invalid input in it, looking up
+the caller's own objects, and serving several single-operation APIs on one path.
+
+Views raise; ``exception_handler`` (DRF's ``EXCEPTION_HANDLER``) answers. ``Invalid``, a
+``ConfigValidationError`` from a service and a body past a request limit become ``400`` (or
+``413``) ``{"errors": [{"path", "message", "code"}]}`` in the request's language; everything
+else keeps DRF's ``{"detail": ...}``.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
+from django.core.exceptions import ObjectDoesNotExist
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema_serializer
 from rest_framework import serializers
+from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
+from rest_framework.views import exception_handler as drf_exception_handler
 
-from config.i18n import translate
+from common.i18n import translate
+from common.limits import limit_refusal
 from rag.core import ConfigValidationError
+
+T = TypeVar("T")
 
 LANG_PARAMETER = OpenApiParameter(
     "lang", OpenApiTypes.STR,
@@ -71,7 +85,8 @@ def serializer_errors(detail: Any, prefix: str = "") -> list[dict[str, str]]:
 
 def config_errors(error: ConfigValidationError, language: str | None) -> list[dict[str, str]]:
     """A configuration error's problems, each with its JSON path, in ``language``."""
-    return [{"path": field.path, "message": translate(field.template, field.context, language, fallback=field.message),
+    return [{"path": field.path,
+             "message": translate(field.template, field.context, language, fallback=field.message, plural=field.plural),
              "code": field.code} for field in error.errors]
 
 
@@ -79,3 +94,51 @@ def message_error(path: str, template: str, code: str, language: str | None, **c
     """One error entry from a translatable template."""
     return {"path": path, "message": translate(template, context, language, fallback=template.format(**context)),
             "code": code}
+
+
+class Invalid(Exception):
+    """A request refused with ``errors`` in the API's error shape (400 unless ``status`` says)."""
+
+    def __init__(self, errors: list[dict[str, str]], status: int = 400) -> None:
+        super().__init__(errors)
+        self.errors, self.status = errors, status
+
+
+def validated(serializer_class: type[serializers.Serializer], data: Any, **kwargs: Any) -> dict[str, Any]:
+    """``data`` validated by ``serializer_class``; ``Invalid`` with each problem at its path."""
+    serializer = serializer_class(data=data, **kwargs)
+    if not serializer.is_valid():
+        raise Invalid(serializer_errors(serializer.errors))
+    return dict(serializer.validated_data)
+
+
+def get_for_owner(selector: Callable[..., T], /, *, missing: Exception | None = None, **lookup: Any) -> T:
+    """``selector(**lookup)``, a selector that sees only the acting user's rows (``user=`` is
+    among ``lookup``). When it finds nothing the request fails with ``missing``: a 404 by
+    default, the same for another user's object as for none, so ids do not leak."""
+    try:
+        return selector(**lookup)
+    except ObjectDoesNotExist:
+        raise (missing if missing is not None else NotFound()) from None
+
+
+def no_such(path: str, template: str, language: str | None) -> Invalid:
+    """The 400 for a request body naming an object the caller does not have."""
+    return Invalid([message_error(path, template, "not_found", language)])
+
+
+def exception_handler(exc: Exception, context: Mapping[str, Any]) -> Response | None:
+    """DRF's ``EXCEPTION_HANDLER``: the one error shape for ``Invalid``, configuration errors
+    (``413`` when every problem is a size past its limit) and Django's request-size refusals,
+    DRF's own answer for everything else."""
+    request = context.get("request")
+    if isinstance(exc, Invalid):
+        return errors_response(exc.errors, exc.status)
+    if isinstance(exc, ConfigValidationError):
+        too_large = all(error.code == "too_large" for error in exc.errors)
+        return errors_response(config_errors(exc, getattr(request, "LANGUAGE_CODE", None)), 413 if too_large else 400)
+    refusal = limit_refusal(exc, request) if request is not None else None
+    if refusal is not None:
+        status, error = refusal
+        return errors_response([error], status)
+    return drf_exception_handler(exc, context)

@@ -4,7 +4,8 @@ drf-spectacular documents what each view declares, but Django REST framework ans
 requests before a view runs: ``403`` when the caller is not signed in or the CSRF token is
 missing, ``404`` when a path names no object of the caller's, ``400`` when the body is not
 JSON at all, ``415`` for a body in a media type the view does not parse, ``429`` when a caller
-is throttled. Each of these has DRF's shape, ``{"detail": "..."}``. This hook adds them where
+is throttled. Each of these has DRF's shape, ``{"detail": "..."}``. A body past a request limit
+is ``413`` (or ``400`` for too many files or fields) in the API's own ``{"errors": [...]}``. This hook adds them where
 an operation can meet them, and widens an operation's own ``400`` to accept that shape, so the
 schema describes every answer the API gives (the fuzzing test holds it to that).
 """
@@ -37,10 +38,11 @@ WHY = {
     "400": "The request is malformed (not JSON, or invalid parameters).",
     "403": "Not signed in, the CSRF token is missing, or the operation is not allowed.",
     "404": "No such object among the caller's.",
+    "413": "The body, or a file in it, is larger than the limit the error names.",
     "415": "The body is in a media type this operation does not read.",
     "429": "Too many failed attempts; the Retry-After header says when to try again.",
 }
-# Operations behind the sign-in throttle (config.security.SignInThrottleMiddleware).
+# Operations behind the sign-in throttle (accounts.middleware.SignInThrottleMiddleware).
 THROTTLED = frozenset({"auth_session_create"})
 
 
@@ -73,7 +75,7 @@ def document_error_responses(result: dict[str, Any], generator: Any, request: An
     schemas.setdefault("ValidationErrors", VALIDATION_ERRORS)
     field_errors = {"$ref": "#/components/schemas/FieldErrors"}
     validation_errors = {"$ref": "#/components/schemas/ValidationErrors"}
-    for path, operations in result.get("paths", {}).items():
+    for operations in result.get("paths", {}).values():
         for method, operation in operations.items():
             if method not in METHODS:
                 continue
@@ -86,6 +88,7 @@ def document_error_responses(result: dict[str, Any], generator: Any, request: An
             if has_body or any(parameter.get("in") == "query" for parameter in parameters):
                 _widen(responses, "400", [DETAIL_REF, field_errors, validation_errors])
             if has_body:
+                _widen(responses, "413", [field_errors])
                 _widen(responses, "415", [DETAIL_REF])
             if operation.get("operationId") in THROTTLED:
                 _widen(responses, "429", [DETAIL_REF])

@@ -1,0 +1,97 @@
+"""Answer quality and speed of the default pipeline with each packaged local model.
+
+Run from the repository root::
+
+    .venv/bin/python bench/answers.py [--datasets xquad-es,xquad-zh] [--questions 100]
+                                      [--models qwen2.5-0.5b-instruct,...] [--judge]
+
+For each dataset (the shared XQuAD Spanish and Chinese sets: 240 paragraphs, questions with
+reference answers) and each model: the default pipeline (NaiveRAG over the Hybrid preset, the
+knowledge base's default chunker and embedding model — multilingual-e5-small for these
+languages — and ``ResponseSynthesizer`` on ``LocalLLM`` with that model) answers the first
+``--questions`` questions through ``rag.evaluation.evaluate``, streamed as the chat streams them.
+
+Figures per dataset and model: ``concise_contains`` (the answer contains a reference and is at
+most 40 words, 80 characters for Chinese, citations not counted), ``contains``, token ``f1``,
+``verbatim_copy`` (share of answers repeating more than 25 consecutive tokens of a passage they
+were given), ``faithfulness`` (with ``--judge``: the share of the answer's statements the local
+0.5B model finds supported by the passages), answer latency p50/p95 and time to first token p50
+(the model is loaded, and the vectors embedded, before the first question is timed: the
+first question of each model warms it and is not counted).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from _common import datasets_dir, emit, machine
+from rag.evaluation import PipelineSpec, RunOptions, evaluate, load_beir
+
+DEFAULT_CHUNKER = {"component": "RecursiveCharacterChunker", "params": {}}
+JUDGE = {"component": "LocalLLM", "params": {}}
+FIGURES = ("concise_contains", "contains", "f1", "verbatim_copy", "faithfulness")
+
+
+def pipeline(model: str) -> dict:
+    from rag.presets import default_retriever
+
+    return {"component": "NaiveRAG", "params": {
+        "retriever": default_retriever(),
+        "response_synthesizer": {"component": "ResponseSynthesizer",
+                                 "params": {"llm": {"component": "LocalLLM", "params": {"model": model}}}},
+    }}
+
+
+def measure(dataset_name: str, models: list[str], questions: int, judge: bool) -> dict:
+    dataset = load_beir(datasets_dir() / dataset_name)
+    # One more question than measured: the first warms the model and is dropped.
+    specs = [PipelineSpec(model, pipeline(model)) for model in models]
+    result = evaluate(dataset, specs, chunker=DEFAULT_CHUNKER, limit=questions + 1,
+                      options=RunOptions(depth=None, answer_queries=questions + 1, resamples=200, permutations=200),
+                      judge=JUDGE if judge else None)
+    figures = {}
+    for entry in result["pipelines"]:
+        rows = [row for row in entry["per_query"] if "answer_latency_ms" in row][1:]
+        figures[entry["name"]] = summarise(rows)
+    return figures
+
+
+def summarise(rows: list[dict]) -> dict:
+    from rag.evaluation.statistics import percentile
+
+    def share(name: str) -> float | None:
+        values = [row[name] for row in rows if name in row]
+        return round(sum(values) / len(values), 3) if values else None
+
+    first_tokens = [row["first_token_ms"] for row in rows if "first_token_ms" in row]
+    latencies = [row["answer_latency_ms"] for row in rows]
+    return {
+        "questions": len(rows),
+        **{name: share(name) for name in FIGURES},
+        "answer_p50_ms": round(percentile(latencies, 50)),
+        "answer_p95_ms": round(percentile(latencies, 95)),
+        "first_token_p50_ms": round(percentile(first_tokens, 50)) if first_tokens else None,
+        "failed": sum(1 for row in rows if row.get("answer_error")),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--datasets", default="xquad-es,xquad-zh")
+    parser.add_argument("--questions", type=int, default=100)
+    parser.add_argument("--models", default="qwen2.5-0.5b-instruct")
+    parser.add_argument("--judge", action="store_true", help="measure faithfulness with the local 0.5B model")
+    options = parser.parse_args()
+    models = [model.strip() for model in options.models.split(",") if model.strip()]
+    results = {}
+    for name in (dataset.strip() for dataset in options.datasets.split(",") if dataset.strip()):
+        results[name] = measure(name, models, options.questions, options.judge)
+        print(f"\n{name}", file=sys.stderr)
+        for model, figures in results[name].items():
+            print(f"  {model}: " + ", ".join(f"{key} {value}" for key, value in figures.items()), file=sys.stderr)
+    emit({"answers": results, "machine": machine()})
+
+
+if __name__ == "__main__":
+    main()
