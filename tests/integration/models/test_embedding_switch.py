@@ -10,7 +10,7 @@ import jobs
 from knowledge.models import VectorIndex
 from knowledge.runtime import retriever_infra
 from knowledge.services import documents_upload, knowledge_base_create
-from pipelines.runtime import pipeline_readiness
+from pipelines.selectors import pipeline_readiness
 from pipelines.services import pipeline_create
 from rag.components import load_components
 from rag.core import build

@@ -143,7 +143,7 @@ def test_a_zip_that_is_not_a_model_is_refused_with_the_reason(api, tmp_path):
 def test_a_zip_over_the_size_limit_is_refused_with_the_limit(api, tiny_model_folders, tmp_path, settings):
     settings.TRELLIS_MAX_MODEL_BYTES = 100_000
     response = upload(api, zip_of(tiny_model_folders["cross-encoder"], tmp_path / "tiny-ce.zip"))
-    assert response.status_code == 400
+    assert response.status_code == 413
     (error,) = response.json()["errors"]
     assert error["code"] == "too_large" and "0.1 MB" in error["message"] and "TRELLIS_MAX_MODEL_MB" in error["message"]
 

@@ -82,12 +82,12 @@ async def test_a_hub_install_is_followed_to_ready_then_the_cross_encoder_preset_
         return chunks, node, names
 
     chunks, node, names = await sync_to_async(rerank)()
-    assert node.component == "SentenceTransformerCrossEncoderRetriever"
-    assert node.params["model_name"] == "tiny-ce"
-    fusion = node.children[0]
-    assert {names[row["document_id"]] for row in fusion.results} == set(DOCUMENTS)
-    assert 1 <= len(chunks) <= 5 and all(0 < row["score"] < 1 for row in node.results)
-    assert [row["score"] for row in node.results] == sorted((row["score"] for row in node.results), reverse=True)
+    assert node["class"] == "SentenceTransformerCrossEncoderRetriever"
+    assert node["params"]["model_name"] == "tiny-ce"
+    fusion = node["children"][0]
+    assert {names[row["document_id"]] for row in fusion["results"]} == set(DOCUMENTS)
+    assert 1 <= len(chunks) <= 5 and all(0 < row["score"] < 1 for row in node["results"])
+    assert [row["score"] for row in node["results"]] == sorted((row["score"] for row in node["results"]), reverse=True)
 
 
 async def test_a_failed_install_arrives_with_its_reason_in_the_sockets_language(api, hub):
