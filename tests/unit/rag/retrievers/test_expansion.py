@@ -92,7 +92,7 @@ def test_a_trace_row_names_its_document_and_starts_its_text_so_a_live_trace_read
         documents={1: SourceDocument(1, "aurora.md")},
     )
     _, node = retriever.plan((1, 0), (2, 0)).retrieve("q")
-    aurora, unnamed = node.results
+    aurora, unnamed = node["results"]
     assert aurora["document_name"] == "aurora.md"
     assert aurora["preview"].startswith("aurora borealis aurora borealis") and aurora["preview"].endswith("…")
     assert len(aurora["preview"]) <= PREVIEW_CHARACTERS
