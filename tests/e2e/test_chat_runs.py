@@ -1,5 +1,6 @@
 """A run belongs to the conversation, in a real browser against daphne: a page reloaded in the
-middle of an answer sees the same answer go on and finish; another tab of the conversation
+middle of an answer sees the same answer (and its live trace, chunks named by document and
+position) go on and finish; another tab of the conversation
 follows it live, gets the title the first question gave, and can stop it, and the stopped
 answer keeps its trace. The LLM is the scripted OpenAI-compatible server, streaming slowly
 enough to reload in the middle."""
@@ -75,6 +76,10 @@ def test_a_reloaded_page_and_another_tab_follow_the_answer_to_its_end_and_either
     # The reloaded page replays the answer so far, then follows it live to its end.
     expect(answers(page).last).to_have_attribute("data-status", "streaming", timeout=WAIT_MS)
     expect(answers(page).last).to_contain_text(re.compile(r"^word0 word1 "), timeout=WAIT_MS)
+    # The live trace, replayed too, names each chunk's document and position.
+    live = page.get_by_role("complementary", name="Trace").get_by_role("region", name="BM25 keyword retriever (n1)")
+    expect(live).to_contain_text(re.compile(r"notes\.txt · position [01]"), timeout=WAIT_MS)
+    expect(answers(page).last).to_have_attribute("data-status", "streaming", timeout=WAIT_MS)
     expect(answers(page).last).to_have_attribute("data-status", "done", timeout=ANSWER_TIMEOUT_MS)
     expect(answers(page).last).to_contain_text("word299", timeout=WAIT_MS)
     expect(page.get_by_role("listitem", name="Question", exact=True)).to_have_count(1, timeout=WAIT_MS)
