@@ -80,6 +80,12 @@ class ChatConsumer(JsonSocket):
 
     async def _forward(self, message_id: int | None, events: list[dict[str, Any]]) -> None:
         run, last = self.sent
+        expected = last + 1 if run == message_id else 1
+        if events and events[0]["seq"] > expected:
+            # A batch the layer dropped (a full channel): the stored events fill the gap.
+            stored_id, stored = await database_sync_to_async(selectors.run_events)(conversation=self.conversation)
+            if stored_id == message_id:
+                events = [event for event in stored if event["seq"] < events[0]["seq"]] + events
         for event in events:
             if run == message_id and event["seq"] <= last:
                 continue

@@ -313,3 +313,37 @@ async def test_follow_up_questions_carry_the_previous_turn(owner, browser, knowl
     assert second[1]["content"] == "What is a hybrid retriever?"
     assert second[2]["content"] == "It fuses two searches [1]."
     await communicator.disconnect()
+
+
+async def test_a_socket_follows_a_run_another_process_answers_and_fills_a_batch_the_layer_dropped_from_the_store(
+    owner, browser, conversation
+):
+    from channels.layers import get_channel_layer
+
+    from chat.models import Run, RunEvent
+    from chat.services import conversation_group
+
+    def stored_run():
+        question = Message.objects.create(conversation=conversation, role="user", text="far away?")
+        answer = Message.objects.create(conversation=conversation, role="assistant", status="streaming")
+        return Run.objects.create(conversation=conversation, message=answer), question
+
+    run, question = await sync_to_async(stored_run)()
+    events = [{"type": "run.started", "message_id": run.message_id, "question_message_id": question.pk,
+               "pipeline_id": None, "question": "far away?", "seq": 1}]
+    events += [{"type": "generation.delta", "text": f"t{n} ", "seq": n} for n in range(2, 7)]
+
+    async def store(batch):
+        await sync_to_async(RunEvent.objects.create)(run=run, seq=batch[0]["seq"], events=batch)
+
+    await store(events[:2])
+    communicator = socket(browser, conversation.pk)
+    await communicator.connect()
+    assert [await communicator.receive_json_from(timeout=5) for _ in range(2)] == events[:2], "replayed"
+    await store(events[2:4])  # stored, but its group message never arrived
+    await store(events[4:])
+    await get_channel_layer().group_send(conversation_group(conversation.pk), {
+        "type": "chat.events", "message_id": run.message_id, "events": events[4:]})
+    assert [await communicator.receive_json_from(timeout=5) for _ in range(4)] == events[2:]
+    assert await communicator.receive_nothing(timeout=0.2)
+    await communicator.disconnect()
