@@ -200,6 +200,20 @@ describe("ChatPage", () => {
     expect(screen.getAllByText("What is fusion?", { selector: ".bubble__text" })).toHaveLength(1);
   });
 
+  it("says why a question too long for the model was refused and gives it back to shorten", async () => {
+    setup();
+    const socket = await openConversation();
+    socket.open();
+    const question = "word ".repeat(1500).trim();
+    ask(question);
+    const error = "the question is too long for this pipeline's model: with its instructions it needs about 3900 tokens, and the model reads at most 3000; shorten the question";
+    socket.receive({ type: "run.failed", code: "too_long", error, message_id: null });
+    expect(await screen.findByText(error)).toBeInTheDocument();
+    expect(screen.getByLabelText("Your question")).toHaveValue(question);
+    expect(screen.queryByRole("listitem", { name: "Answer" })).not.toBeInTheDocument();
+    expect(screen.getByRole("button", { name: "Ask" })).toBeEnabled();
+  });
+
   it("shows a title set in another tab in the list and the header at once", async () => {
     setup({ conversations: [conversation({ title: "" }), conversation({ id: 3, title: "Older", updated_at: "2026-01-01T00:00:00Z" })] });
     await openConversation();

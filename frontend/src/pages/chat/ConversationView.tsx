@@ -100,6 +100,8 @@ export function ConversationView({ conversation, pipelines, onSwitchPipeline, on
   const thread = useRef<HTMLOListElement>(null);
   const activity = useRef(onActivity);
   activity.current = onActivity;
+  /** The question this tab asked and the server has not started yet. */
+  const asked = useRef<string | null>(null);
 
   const pipeline = pipelines.find((item) => item.id === conversation.pipeline) ?? null;
   const messages = state.status === "ready" ? state.data : [];
@@ -136,8 +138,13 @@ export function ConversationView({ conversation, pipelines, onSwitchPipeline, on
         // Refused before it started (only the asking tab hears of it): a run another tab started goes on.
         toast.error(t("chat.askFailed"), event.error);
         setRun((current) => (current && current.messageId === null ? null : current));
+        // The refused question goes back into the composer, to be shortened or asked later.
+        const question = asked.current;
+        asked.current = null;
+        if (question) setDraft((draft) => draft || question);
         return;
       }
+      if (event.type === "run.started") asked.current = null;
       setRun((current) => advanceRun(current, event));
       if (FINAL.has(event.type)) void settle((event as { message_id: number }).message_id);
     },
@@ -168,6 +175,7 @@ export function ConversationView({ conversation, pipelines, onSwitchPipeline, on
       trace: null, citations: [], via: "socket", seq: 0,
     };
     setSelected("live");
+    asked.current = text;
     if (socket.send({ type: "ask", question: text, pipeline_id: pipelineId })) {
       setRun(fresh);
       return;
