@@ -476,7 +476,9 @@ async def _run(turn: Turn, language: str | None) -> dict[str, Any]:
 async def _open(*, conversation: Conversation, user: AbstractBaseUser, question: str, pipeline_id: Any,
                 language: str | None) -> Turn | dict[str, Any]:
     layer = get_channel_layer()
-    channel = await layer.new_channel("chat.run") if layer is not None else ""
+    # The layer's default prefix: channels_redis reads every process-local channel of one
+    # prefix through one loop, and a second prefix's reader would starve the consumers' own.
+    channel = await layer.new_channel() if layer is not None else ""
     try:
         return await _off_loop(_turn_open)(conversation=conversation, user=user, question=question,
                                            pipeline_id=pipeline_id, channel=channel)
