@@ -1,9 +1,8 @@
-"""``ws/chat/<conversation_id>/``: ask, and watch the answer being found and written (DESIGN §8)."""
+"""``ws/chat/<conversation_id>/``: ask, and watch the answer being found and written (DESIGN §8);
+``ws/conversations/``: the owner's conversations as they are created, renamed and deleted."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncGenerator
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -11,7 +10,6 @@ from channels.db import database_sync_to_async
 from common.permissions import owns
 from common.realtime import remember_server_loop
 from common.sockets import FORBIDDEN, ClientMessage, JsonSocket, invalid_event
-from rag.core.i18n import gettext_noop
 
 from . import selectors, services
 from .apis import AskApi
@@ -20,21 +18,20 @@ from .models import Conversation
 
 class ChatConsumer(JsonSocket):
     """One conversation's socket. Client messages: ``{"type": "ask", "question", "pipeline_id"?}``
-    and ``{"type": "cancel"}``. Server messages are the events of ``services.chat_turn``, in
-    order: ``run.started``, ``retrieval.node`` / ``retrieval.round`` as they complete,
-    ``generation.delta`` tokens, then ``answer.completed``, ``run.failed`` or ``run.cancelled``.
+    and ``{"type": "cancel"}``. Server messages are the events of the conversation's runs
+    (``services.chat_run_start``), each with its ``seq``: ``run.started``, ``retrieval.node`` /
+    ``retrieval.round`` as they complete, ``generation.delta`` tokens, then ``answer.completed``,
+    ``run.failed`` or ``run.cancelled``.
 
-    The consumer authenticates, checks each message with the REST API's serializer (an ask REST
-    would refuse is answered ``run.failed`` with ``code: invalid`` and its ``errors``) and forwards
-    the turn's events; the turn itself (building, timing, storing, cancelling) is the service's.
-    Each turn is read on a task of its own, so many conversations stream at once; a client that
-    leaves cancels its run."""
+    A run belongs to the conversation: every socket open on it gets its events, a socket that
+    opens mid-run gets the events so far first (in order, none twice), and a socket that closes
+    stops nothing. A refused ask (invalid fields, too long, busy) is answered to its asker alone
+    with ``run.failed`` and ``message_id: null``."""
 
     conversation: Conversation | None = None
-    task: asyncio.Task | None = None
-    busy = False
-    """A question is being answered; false again before the final event goes out, so a client
-    may ask its next question the moment it has the answer."""
+    group: str | None = None
+    sent: tuple[int | None, int] = (None, 0)
+    """The run whose events this socket has sent, and the last ``seq`` sent."""
 
     async def connect(self) -> None:
         self.conversation = await self._conversation()
@@ -43,28 +40,30 @@ class ChatConsumer(JsonSocket):
             await self.close(code=FORBIDDEN)
             return
         remember_server_loop()
+        # Join before reading the stored events: an event is stored before it is sent, so the
+        # ones sent meanwhile are either read here or arrive after, and ``seq`` drops repeats.
+        self.group = services.conversation_group(self.conversation.pk)
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        message_id, events = await database_sync_to_async(selectors.run_events)(conversation=self.conversation)
+        await self._forward(message_id, events)
 
     async def disconnect(self, code: int) -> None:
-        if self.task is not None and not self.task.done():
-            self.task.cancel()
+        if self.group is not None:
+            await self.channel_layer.group_discard(self.group, self.channel_name)
 
     # -- one handler per client message type --------------------------------------------------
 
     async def ask(self, fields: dict[str, Any]) -> None:
-        if self.busy:
-            await self.send_json({"type": "run.failed", "code": "busy", "error": self.text(gettext_noop(
-                "a question is already being answered; wait for it or cancel it"))})
-            return
-        self.busy = True
         assert self.conversation is not None
-        events = services.chat_turn(conversation=self.conversation, user=self.scope["user"],
-                                    question=fields["question"], pipeline_id=fields["pipeline_id"],
-                                    language=self.language)
-        self.task = asyncio.create_task(self._forward(events))
+        refusal = await services.chat_run_start(conversation=self.conversation, user=self.scope["user"],
+                                                question=fields["question"], pipeline_id=fields["pipeline_id"],
+                                                language=self.language)
+        if refusal is not None:
+            await self.send_json(refusal)
 
     async def cancel(self, fields: dict[str, Any]) -> None:
-        if self.busy and self.task is not None:
-            self.task.cancel()
+        assert self.conversation is not None
+        await services.chat_run_cancel(conversation=self.conversation)
 
     messages = {"ask": ClientMessage(ask, AskApi.InputSerializer), "cancel": ClientMessage(cancel)}
 
@@ -72,33 +71,27 @@ class ChatConsumer(JsonSocket):
         # The client waits for an ask's final event: a refused ask ends as a failed run.
         await self.send_json(invalid_event("run.failed" if kind == "ask" else "error", errors))
 
+    # -- channel-layer events ------------------------------------------------------------------
+
+    async def chat_events(self, message: dict[str, Any]) -> None:
+        await self._forward(message["message_id"], message["events"])
+
     # -----------------------------------------------------------------------------------------
 
-    async def _forward(self, events: AsyncGenerator[dict[str, Any], None]) -> None:
-        try:
-            async for event in events:
-                await self._send(event)
-        except (asyncio.CancelledError, Exception) as exc:
-            # Cancelled, or a send failed, while an event was going out: hand it to the turn,
-            # which stores the outcome and answers with its last event.
-            try:
-                final = await events.athrow(exc)
-            except (StopAsyncIteration, asyncio.CancelledError, Exception):
-                return
-            await self._send(final)
-        finally:
-            self.busy = False
-
-    async def _send(self, event: dict[str, Any]) -> None:
-        final = event["type"] in services.FINAL_EVENTS
-        if final:
-            self.busy = False
-        try:
+    async def _forward(self, message_id: int | None, events: list[dict[str, Any]]) -> None:
+        run, last = self.sent
+        expected = last + 1 if run == message_id else 1
+        if events and events[0]["seq"] > expected:
+            # A batch the layer dropped (a full channel): the stored events fill the gap.
+            stored_id, stored = await database_sync_to_async(selectors.run_events)(conversation=self.conversation)
+            if stored_id == message_id:
+                events = [event for event in stored if event["seq"] < events[0]["seq"]] + events
+        for event in events:
+            if run == message_id and event["seq"] <= last:
+                continue
+            run, last = message_id, event["seq"]
             await self.send_json(event)
-        except Exception:
-            if not final:
-                raise
-            # the client is gone; the answer is stored either way
+        self.sent = (run, last)
 
     @database_sync_to_async
     def _conversation(self) -> Conversation | None:
@@ -107,3 +100,29 @@ class ChatConsumer(JsonSocket):
         if not owns(user, "conversation_id", conversation_id):
             return None
         return selectors.conversation_get(user=user, conversation_id=conversation_id)
+
+
+class ConversationListConsumer(JsonSocket):
+    """The signed-in user's conversation list, live: ``conversation.created``,
+    ``conversation.updated`` (a new title, pipeline or activity; ``conversation`` as the REST
+    list shows it) and ``conversation.deleted`` (``conversation_id``). It takes no messages; a
+    visitor who is not signed in is closed with 4403."""
+
+    group: str | None = None
+
+    async def connect(self) -> None:
+        user = self.scope.get("user")
+        await self.accept()
+        if user is None or not user.is_authenticated:
+            await self.close(code=FORBIDDEN)
+            return
+        remember_server_loop()
+        self.group = services.owner_group(user.pk)
+        await self.channel_layer.group_add(self.group, self.channel_name)
+
+    async def disconnect(self, code: int) -> None:
+        if self.group is not None:
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def chat_conversation(self, message: dict[str, Any]) -> None:
+        await self.send_json(message["event"])

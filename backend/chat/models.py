@@ -68,3 +68,34 @@ class Trace(models.Model):
 
     def __str__(self) -> str:
         return f"Trace of message {self.message_id}"
+
+
+class Run(models.Model):
+    """The question a conversation is answering now: at most one per conversation, wherever the
+    server process answering it runs. Its events so far are kept (``RunEvent``) so that any
+    socket of the conversation, in any process, can replay them and then follow live; a cancel
+    reaches the answering process on ``channel`` (the channel layer). Deleted once the answer
+    is stored and its last event sent."""
+
+    conversation = models.OneToOneField(Conversation, on_delete=models.CASCADE, related_name="run")
+    message = models.OneToOneField(Message, on_delete=models.CASCADE, related_name="run")
+    channel = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"Run of message {self.message_id}"
+
+
+class RunEvent(models.Model):
+    """A batch of a run's events, numbered on from ``seq`` (the first one's number)."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="events")
+    seq = models.PositiveIntegerField()
+    events = models.JSONField(default=list)
+
+    class Meta:
+        ordering = ["seq"]
+        constraints = [models.UniqueConstraint(fields=["run", "seq"], name="chat_runevent_unique_seq")]
+
+    def __str__(self) -> str:
+        return f"Events {self.seq}… of run {self.run_id}"

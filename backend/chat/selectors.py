@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 
-from .models import Conversation, Message
+from .models import Conversation, Message, Run
 
 
 def conversation_list(*, user: AbstractBaseUser) -> QuerySet[Conversation]:
@@ -34,3 +36,25 @@ def conversation_history(conversation: Conversation, *, turns: int) -> list[dict
         if question is not None:
             history += [{"role": "user", "content": question.text}, {"role": "assistant", "content": answer.text}]
     return history
+
+
+def run_events(*, conversation: Conversation) -> tuple[int | None, list[dict[str, Any]]]:
+    """The answer being written in ``conversation`` now (its message id, or None) and its
+    events so far, in order."""
+    run = Run.objects.filter(conversation=conversation).first()
+    if run is None:
+        return None, []
+    return run.message_id, [event for batch in run.events.order_by("seq") for event in batch.events]
+
+
+def conversation_summary(conversation: Conversation) -> dict[str, Any]:
+    """A conversation as the REST list shows it (the ``Conversation`` schema), for live events."""
+    pipeline = conversation.pipeline
+    return {"id": conversation.pk, "title": conversation.title, "pipeline": conversation.pipeline_id,
+            "pipeline_name": pipeline.name if pipeline is not None else None,
+            "created_at": _iso(conversation.created_at), "updated_at": _iso(conversation.updated_at)}
+
+
+def _iso(moment: Any) -> str:
+    # As DRF writes datetimes, so a live event and a REST response compare equal.
+    return moment.isoformat().replace("+00:00", "Z")

@@ -142,16 +142,26 @@ export interface AnswerCompleted {
   trace: StrategyTrace;
 }
 
-/** What `ws/chat/<id>/` sends (DESIGN §8). */
-export type ServerEvent =
-  | { type: "run.started"; message_id: number; question_message_id: number; pipeline_id: number }
+/**
+ * What `ws/chat/<id>/` sends (DESIGN §8). The events of a run carry `seq`, numbered from 1 at
+ * `run.started`: a socket that opens mid-run gets the events so far again, then the rest live.
+ * A refused ask (`message_id: null`) goes to the asking socket only.
+ */
+export type RunEvent =
+  | { type: "run.started"; message_id: number; question_message_id: number; pipeline_id: number; question?: string }
   | { type: "retrieval.node"; node: TraceNode }
   | { type: "retrieval.round"; node_id: string; round: RoundSummary }
   | { type: "generation.delta"; text: string }
   | ({ type: "answer.completed" } & AnswerCompleted)
-  | { type: "run.failed"; error: string; message_id?: number | null }
-  | { type: "run.cancelled"; message_id: number; answer: string }
-  | { type: "error"; error: string };
+  | { type: "run.failed"; error: string; code?: string; message_id?: number | null }
+  | { type: "run.cancelled"; message_id: number; answer: string; trace?: StrategyTrace | Record<string, never> };
+
+export type ServerEvent = (RunEvent & { seq?: number }) | { type: "error"; error: string };
+
+/** What `ws/conversations/` sends: the user's conversation list as it changes, in every tab. */
+export type ConversationEvent =
+  | { type: "conversation.created" | "conversation.updated"; conversation: Conversation }
+  | { type: "conversation.deleted"; conversation_id: number };
 
 export function hasTrace(trace: ChatMessage["trace"]): trace is StrategyTrace {
   return !!trace && Array.isArray((trace as StrategyTrace).steps);
@@ -177,7 +187,11 @@ export const fetchMessages = (id: number, signal?: AbortSignal) =>
 export const askConversation = (id: number, question: string, pipelineId: number | null) =>
   api.post<AnswerCompleted>(`${conversationUrl(id)}ask/`, { question, pipeline_id: pipelineId });
 
-export function chatSocketUrl(conversationId: number): string {
+function socketUrl(path: string): string {
   const scheme = window.location.protocol === "https:" ? "wss:" : "ws:";
-  return `${scheme}//${window.location.host}/ws/chat/${conversationId}/`;
+  return `${scheme}//${window.location.host}${path}`;
 }
+
+export const chatSocketUrl = (conversationId: number) => socketUrl(`/ws/chat/${conversationId}/`);
+
+export const conversationsSocketUrl = () => socketUrl("/ws/conversations/");

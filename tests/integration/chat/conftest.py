@@ -69,12 +69,23 @@ def conversation(owner):
     return conversation_create(owner=owner)
 
 
-def socket(client: Client | None, conversation_id: int) -> WebsocketCommunicator:
+def socket(client: Client | None, conversation_id: int, language: str | None = None) -> WebsocketCommunicator:
+    return _communicator(client, f"/ws/chat/{conversation_id}/", language)
+
+
+def list_socket(client: Client | None) -> WebsocketCommunicator:
+    """The owner's conversation list, live."""
+    return _communicator(client, "/ws/conversations/", None)
+
+
+def _communicator(client: Client | None, path: str, language: str | None) -> WebsocketCommunicator:
     headers = [(b"origin", b"http://localhost")]
     if client is not None:
         session = client.cookies[settings.SESSION_COOKIE_NAME].value
         headers.append((b"cookie", f"{settings.SESSION_COOKIE_NAME}={session}".encode()))
-    return WebsocketCommunicator(application, f"/ws/chat/{conversation_id}/", headers=headers)
+    if language is not None:
+        headers.append((b"accept-language", language.encode()))
+    return WebsocketCommunicator(application, path, headers=headers)
 
 
 async def receive_until_final(communicator: WebsocketCommunicator, timeout: float = 60) -> list[dict]:

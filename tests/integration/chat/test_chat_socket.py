@@ -12,7 +12,7 @@ from django.urls import reverse
 from chat.models import Message
 from tests.support.scripted_openai import chat_stream, tool_call_response
 
-from .conftest import agentic_pipeline, naive_pipeline, receive_until_final, socket
+from .conftest import agentic_pipeline, list_socket, naive_pipeline, receive_until_final, socket
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
@@ -113,21 +113,162 @@ async def test_an_llm_error_mid_stream_fails_the_run_and_the_message(
     await communicator.disconnect()
 
 
-async def test_a_client_that_leaves_cancels_its_run(owner, browser, knowledge_base, conversation, scripted_openai):
+async def test_a_client_that_leaves_stops_nothing_and_on_reconnecting_gets_the_events_so_far_then_the_rest(
+    owner, browser, knowledge_base, conversation, scripted_openai
+):
     pipeline = await sync_to_async(naive_pipeline)(owner, knowledge_base, scripted_openai)
-    scripted_openai.enqueue(CHAT, chat_stream([f"w{i} " for i in range(500)], interval=0.02))
+    words = [f"w{i} " for i in range(60)]
+    scripted_openai.enqueue(CHAT, chat_stream(words, interval=0.03))
+    first = socket(browser, conversation.pk)
+    await first.connect()
+    await first.send_json_to({"type": "ask", "question": "hybrid", "pipeline_id": pipeline.pk})
+    before = []
+    while len([event for event in before if event["type"] == "generation.delta"]) < 3:
+        before.append(await first.receive_json_from(timeout=30))
+    await first.disconnect()
+    await asyncio.sleep(0.5)  # the run goes on with nobody watching
+
+    again = socket(browser, conversation.pk)
+    assert (await again.connect())[0]
+    events = await receive_until_final(again)
+    assert [event["seq"] for event in events] == list(range(1, len(events) + 1)), "replayed in order, none twice"
+    assert events[:len(before)] == before, "the replay starts with exactly what the first socket got"
+    assert kinds(events)[0] == "run.started" and events[0]["question"] == "hybrid"
+    completed = events[-1]
+    assert completed["type"] == "answer.completed" and completed["answer"] == "".join(words)
+    assert "".join(event["text"] for event in events if event["type"] == "generation.delta") == "".join(words)
+    message = await sync_to_async(Message.objects.get)(pk=completed["message_id"])
+    assert (message.status, message.text) == (Message.Status.DONE, "".join(words))
+    await again.disconnect()
+
+
+async def test_every_open_tab_receives_the_same_run_and_any_tab_may_stop_it_keeping_the_trace_so_far(
+    owner, browser, knowledge_base, conversation, scripted_openai
+):
+    pipeline = await sync_to_async(naive_pipeline)(owner, knowledge_base, scripted_openai)
+    scripted_openai.enqueue(CHAT, chat_stream([f"word{i} " for i in range(300)], interval=0.02))
+    asking, watching = socket(browser, conversation.pk), socket(browser, conversation.pk)
+    await asking.connect()
+    await watching.connect()
+    await asking.send_json_to({"type": "ask", "question": "hybrid", "pipeline_id": pipeline.pk})
+    seen = []
+    while len([event for event in seen if event["type"] == "generation.delta"]) < 3:
+        seen.append(await watching.receive_json_from(timeout=30))
+    assert seen[0]["type"] == "run.started" and seen[1]["node"]["class"] == "BM25Retriever"
+
+    # The other tab asks meanwhile: refused to it alone, the run goes on.
+    await watching.send_json_to({"type": "ask", "question": "something else", "pipeline_id": pipeline.pk})
+    await watching.send_json_to({"type": "cancel"})
+    watched = seen + await receive_until_final(watching)
+    watched += await receive_until_final(watching)  # the refusal came first; then the run's end
+    refusals = [event for event in watched if event["type"] == "run.failed"]
+    assert [(event["code"], event["message_id"]) for event in refusals] == [("busy", None)]
+    asked = await receive_until_final(asking)
+    assert [event for event in watched if event["type"] != "run.failed"] == asked, "both tabs saw the same run"
+
+    stopped = asked[-1]
+    assert stopped["type"] == "run.cancelled" and stopped["answer"].startswith("word0 ")
+    assert [step["step"] for step in stopped["trace"]["steps"]] == ["retrieve", "generate"]
+    assert stopped["trace"]["steps"][0]["node"]["class"] == "BM25Retriever"
+    messages = (await sync_to_async(browser.get)(reverse("conversation-messages", args=[conversation.pk]))).json()
+    assert [message["status"] for message in messages] == ["done", "cancelled"], "the refused question left no trace"
+    assert messages[1]["trace"] == stopped["trace"] and messages[1]["text"] == stopped["answer"]
+    assert messages[1]["chunks"] and messages[1]["chunks"][0]["n"] == 1, "the chunks the model was given are kept"
+    assert len(stopped["answer"].split()) < 300
+    await asking.disconnect()
+    await watching.disconnect()
+
+
+async def test_a_question_too_long_for_the_model_is_refused_at_once_in_the_askers_language(
+    owner, browser, knowledge_base, conversation, scripted_openai
+):
+    pipeline = await sync_to_async(naive_pipeline)(owner, knowledge_base, scripted_openai)
+    communicator = socket(browser, conversation.pk, language="es")
+    await communicator.connect()
+    question = "¿Qué hace el recuperador híbrido con estas palabras? " + "palabra " * 1100
+    assert len(question) < 10_000, "within the socket's plain length limit: this is about the model"
+    await communicator.send_json_to({"type": "ask", "question": question, "pipeline_id": pipeline.pk})
+    refused = await communicator.receive_json_from(timeout=10)
+    assert (refused["type"], refused["code"], refused["message_id"]) == ("run.failed", "too_long", None)
+    assert refused["error"].startswith("la pregunta es demasiado larga para el modelo de este pipeline")
+    assert "3000" in refused["error"], refused["error"]
+    assert scripted_openai.requests_to(CHAT) == [], "the model was never asked"
+    assert await sync_to_async(Message.objects.count)() == 0
+    await communicator.disconnect()
+
+
+async def test_the_local_models_context_window_bounds_the_question_before_it_is_loaded(
+    owner, browser, knowledge_base, conversation
+):
+    from pipelines.services import pipeline_create
+
+    local = {"component": "LocalLLM", "params": {"model": "smollm2-135m-instruct", "context_tokens": 1024,
+                                                 "max_tokens": 384}}
+    pipeline = await sync_to_async(pipeline_create)(owner=owner, name="Small window", knowledge_base=knowledge_base,
+                                                    strategy={"component": "NaiveRAG", "params": {
+                                                        "retriever": {"component": "BM25Retriever", "params": {}},
+                                                        "response_synthesizer": {"component": "ResponseSynthesizer",
+                                                                                 "params": {"llm": local}}}})
     communicator = socket(browser, conversation.pk)
     await communicator.connect()
-    await communicator.send_json_to({"type": "ask", "question": "hybrid", "pipeline_id": pipeline.pk})
-    while (await communicator.receive_json_from(timeout=30))["type"] != "generation.delta":
-        pass
+    await communicator.send_json_to({"type": "ask", "question": "retrieval " * 150, "pipeline_id": pipeline.pk})
+    refused = await communicator.receive_json_from(timeout=10)
+    assert (refused["type"], refused["code"]) == ("run.failed", "too_long")
+    assert "at most 640" in refused["error"], "1024 tokens of context less 384 for the answer"
     await communicator.disconnect()
-    for _ in range(100):
-        status = await sync_to_async(lambda: Message.objects.filter(role="assistant").get().status)()
-        if status != Message.Status.STREAMING:
-            break
-        await asyncio.sleep(0.05)
-    assert status == Message.Status.CANCELLED
+
+
+async def test_a_history_too_long_to_send_whole_is_trimmed_and_the_trace_says_so(
+    owner, browser, knowledge_base, conversation, scripted_openai
+):
+    pipeline = await sync_to_async(naive_pipeline)(owner, knowledge_base, scripted_openai)
+    long_answer = "fusion " * 2000
+    scripted_openai.enqueue(CHAT, chat_stream([long_answer]))
+    scripted_openai.enqueue(CHAT, chat_stream(["k = 60 [1]."]))
+    communicator = socket(browser, conversation.pk)
+    await communicator.connect()
+    for question in ("What is a hybrid retriever?", "And which fusion does it use?"):
+        await communicator.send_json_to({"type": "ask", "question": question, "pipeline_id": pipeline.pk})
+        final = (await receive_until_final(communicator))[-1]
+    assert final["type"] == "answer.completed"
+    second = scripted_openai.requests_to(CHAT)[1].body["messages"]
+    assert [message["role"] for message in second] == ["system", "user"], "the turn that did not fit was left out"
+    assert final["trace"]["history"]["turns_dropped"] == 1 and final["trace"]["history"]["turns_sent"] == 0
+    await communicator.disconnect()
+
+
+async def test_titles_reach_every_open_conversation_list_live(owner, browser, knowledge_base, conversation,
+                                                              scripted_openai):
+    pipeline = await sync_to_async(naive_pipeline)(owner, knowledge_base, scripted_openai)
+    scripted_openai.enqueue(CHAT, chat_stream(["Fused [1]."]))
+    tabs = [list_socket(browser), list_socket(browser)]
+    for tab in tabs:
+        assert (await tab.connect())[0]
+    communicator = socket(browser, conversation.pk)
+    await communicator.connect()
+    await communicator.send_json_to({"type": "ask", "question": "What is a hybrid retriever?",
+                                     "pipeline_id": pipeline.pk})
+    await receive_until_final(communicator)
+    for tab in tabs:
+        event = await tab.receive_json_from(timeout=10)
+        assert event["type"] == "conversation.updated"
+        assert (event["conversation"]["id"], event["conversation"]["title"]) == (conversation.pk,
+                                                                                 "What is a hybrid retriever?")
+        assert event["conversation"]["pipeline_name"] == "Keyword"
+    await sync_to_async(browser.patch)(reverse("conversation-detail", args=[conversation.pk]), {"title": "Fusion"},
+                                       content_type="application/json")
+    listed = (await sync_to_async(browser.get)(reverse("conversation-list"))).json()
+    for tab in tabs:
+        event = await tab.receive_json_from(timeout=10)
+        assert event == {"type": "conversation.updated", "conversation": listed[0]}, "as the REST list shows it"
+        await tab.disconnect()
+    await communicator.disconnect()
+
+
+async def test_the_conversation_list_socket_is_closed_for_visitors(conversation):
+    visitor = list_socket(None)
+    assert (await visitor.connect())[0]
+    assert (await visitor.receive_output(timeout=5)) == {"type": "websocket.close", "code": 4403}
 
 
 async def test_another_users_socket_is_closed_with_4403(conversation, django_user_model, scripted_openai):
@@ -171,4 +312,38 @@ async def test_follow_up_questions_carry_the_previous_turn(owner, browser, knowl
     assert [message["role"] for message in second] == ["system", "user", "assistant", "user"]
     assert second[1]["content"] == "What is a hybrid retriever?"
     assert second[2]["content"] == "It fuses two searches [1]."
+    await communicator.disconnect()
+
+
+async def test_a_socket_follows_a_run_another_process_answers_and_fills_a_batch_the_layer_dropped_from_the_store(
+    owner, browser, conversation
+):
+    from channels.layers import get_channel_layer
+
+    from chat.models import Run, RunEvent
+    from chat.services import conversation_group
+
+    def stored_run():
+        question = Message.objects.create(conversation=conversation, role="user", text="far away?")
+        answer = Message.objects.create(conversation=conversation, role="assistant", status="streaming")
+        return Run.objects.create(conversation=conversation, message=answer), question
+
+    run, question = await sync_to_async(stored_run)()
+    events = [{"type": "run.started", "message_id": run.message_id, "question_message_id": question.pk,
+               "pipeline_id": None, "question": "far away?", "seq": 1}]
+    events += [{"type": "generation.delta", "text": f"t{n} ", "seq": n} for n in range(2, 7)]
+
+    async def store(batch):
+        await sync_to_async(RunEvent.objects.create)(run=run, seq=batch[0]["seq"], events=batch)
+
+    await store(events[:2])
+    communicator = socket(browser, conversation.pk)
+    await communicator.connect()
+    assert [await communicator.receive_json_from(timeout=5) for _ in range(2)] == events[:2], "replayed"
+    await store(events[2:4])  # stored, but its group message never arrived
+    await store(events[4:])
+    await get_channel_layer().group_send(conversation_group(conversation.pk), {
+        "type": "chat.events", "message_id": run.message_id, "events": events[4:]})
+    assert [await communicator.receive_json_from(timeout=5) for _ in range(4)] == events[2:]
+    assert await communicator.receive_nothing(timeout=0.2)
     await communicator.disconnect()

@@ -62,11 +62,15 @@ function setup(options: { stored?: () => ChatMessage[]; conversations?: Conversa
   return api;
 }
 
+/** The sockets of the open conversation (the page also keeps one on the conversation list). */
+const chatSockets = () => FakeWebSocket.instances.filter((socket) => /\/ws\/chat\/\d+\/$/.test(socket.url));
+const listSocket = () => FakeWebSocket.instances.find((socket) => socket.url.endsWith("/ws/conversations/"))!;
+
 async function openConversation() {
   renderWithProviders(<ChatPage id={7} />);
   await screen.findByRole("heading", { level: 2, name: "New conversation" });
-  await waitFor(() => expect(FakeWebSocket.instances).toHaveLength(1));
-  return FakeWebSocket.latest();
+  await waitFor(() => expect(chatSockets()).toHaveLength(1));
+  return chatSockets()[0]!;
 }
 
 function ask(question: string) {
@@ -163,11 +167,63 @@ describe("ChatPage", () => {
     socket.drop();
     expect(screen.getByText("Reconnecting…")).toBeInTheDocument();
     expect(screen.getByText(/The connection dropped/)).toBeInTheDocument();
-    await waitFor(() => expect(FakeWebSocket.instances).toHaveLength(2), { timeout: 3000 });
-    FakeWebSocket.latest().open();
+    await waitFor(() => expect(chatSockets()).toHaveLength(2), { timeout: 3000 });
+    chatSockets()[1]!.open();
     expect(await screen.findByText("Stopped before the end.")).toBeInTheDocument();
     expect(screen.getByText("Live")).toBeInTheDocument();
     expect(screen.getByText(fixture.question, { selector: ".bubble__text" })).toBeInTheDocument();
+  });
+
+  it("follows a run it did not ask for, replayed after a reload and then live, each event once", async () => {
+    let stored: ChatMessage[] = [];
+    setup({ stored: () => stored });
+    const socket = await openConversation();
+    socket.open();
+    const started = { type: "run.started", message_id: 2, question_message_id: 1, pipeline_id: 1, question: "What is fusion?", seq: 1 } as const;
+    const events: ServerEvent[] = [started, { type: "generation.delta", text: "Both rankings ", seq: 2 }];
+    events.forEach((event) => socket.receive(event));
+    expect(screen.getByText("What is fusion?", { selector: ".bubble__text" })).toBeInTheDocument();
+    // The socket dropped and reopened: the server sends the events so far again, then the rest.
+    events.forEach((event) => socket.receive(event));
+    socket.receive({ type: "generation.delta", text: "are fused.", seq: 3 });
+    const answer = screen.getByRole("listitem", { name: "Answer" });
+    expect(answer).toHaveTextContent(/^Both rankings are fused\./);
+    expect(screen.getByRole("button", { name: "Stop" })).toBeInTheDocument();
+    fireEvent.click(screen.getByRole("button", { name: "Stop" }));
+    expect(socket.sent).toEqual([{ type: "cancel" }]);
+
+    stored = [{ ...QUESTION, text: "What is fusion?" }, { ...fixture.message, text: "Both rankings are fused.", status: "cancelled", citations: [] }];
+    socket.receive({ type: "run.cancelled", message_id: 2, answer: "Both rankings are fused.", trace: fixture.message.trace, seq: 4 });
+    expect(await screen.findByText("Stopped before the end.")).toBeInTheDocument();
+    // The trace recorded until it stopped is shown with the stopped answer.
+    expect(within(tracePanel()).getByRole("region", { name: "AgenticEnsembleRetriever (n1)" })).toBeInTheDocument();
+    expect(screen.getAllByText("What is fusion?", { selector: ".bubble__text" })).toHaveLength(1);
+  });
+
+  it("says why a question too long for the model was refused and gives it back to shorten", async () => {
+    setup();
+    const socket = await openConversation();
+    socket.open();
+    const question = "word ".repeat(1500).trim();
+    ask(question);
+    const error = "the question is too long for this pipeline's model: with its instructions it needs about 3900 tokens, and the model reads at most 3000; shorten the question";
+    socket.receive({ type: "run.failed", code: "too_long", error, message_id: null });
+    expect(await screen.findByText(error)).toBeInTheDocument();
+    expect(screen.getByLabelText("Your question")).toHaveValue(question);
+    expect(screen.queryByRole("listitem", { name: "Answer" })).not.toBeInTheDocument();
+    expect(screen.getByRole("button", { name: "Ask" })).toBeEnabled();
+  });
+
+  it("shows a title set in another tab in the list and the header at once", async () => {
+    setup({ conversations: [conversation({ title: "" }), conversation({ id: 3, title: "Older", updated_at: "2026-01-01T00:00:00Z" })] });
+    await openConversation();
+    listSocket().open();
+    listSocket().receive({ type: "conversation.updated", conversation: conversation({ title: "What is fusion?", updated_at: "2026-02-01T00:00:00Z" }) });
+    expect(await screen.findByRole("heading", { level: 2, name: "What is fusion?" })).toBeInTheDocument();
+    const list = screen.getByRole("list", { name: "Conversations" });
+    expect(within(list).getAllByRole("link").map((link) => link.textContent)).toEqual(["What is fusion?Agentic", "OlderAgentic"]);
+    listSocket().receive({ type: "conversation.deleted", conversation_id: 3 });
+    await waitFor(() => expect(within(list).getAllByRole("link")).toHaveLength(1));
   });
 
   it("asks over REST when the socket cannot connect, and retries and copies an answer", async () => {

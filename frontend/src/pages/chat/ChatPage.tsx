@@ -8,6 +8,7 @@ import {
   fetchConversations,
   updateConversation,
   type Conversation,
+  type ConversationEvent,
 } from "../../api/chat";
 import { fetchPipelines, type PipelineSummary } from "../../api/pipelines";
 import { ConfirmDialog } from "../../components/ConfirmDialog";
@@ -20,6 +21,7 @@ import { ConversationList } from "./ConversationList";
 import { ConversationView } from "./ConversationView";
 import { rememberPipeline, preferredPipeline } from "./pipelineChoice";
 import { RenameDialog } from "./RenameDialog";
+import { useConversationsSocket } from "./useChatSocket";
 
 interface ChatData {
   conversations: Conversation[];
@@ -47,6 +49,13 @@ export function ChatPage({ id }: { id: number | null }) {
 
   const replace = (conversation: Conversation) =>
     update((data) => ({ ...data, conversations: data.conversations.map((item) => (item.id === conversation.id ? conversation : item)) }));
+
+  // Titles, new and deleted conversations from every tab (and the first question's title), live.
+  useConversationsSocket({
+    onEvent: (event) => update((data) => ({ ...data, conversations: applyConversationEvent(data.conversations, event) })),
+    onReconnected: reload,
+    onDropped: () => undefined,
+  });
 
   const start = async () => {
     if (state.status !== "ready") return;
@@ -159,4 +168,14 @@ export function ChatPage({ id }: { id: number | null }) {
       )}
     </section>
   );
+}
+
+/** The list after `event`, most recently active first (as the API lists it). */
+export function applyConversationEvent(conversations: Conversation[], event: ConversationEvent): Conversation[] {
+  if (event.type === "conversation.deleted") return conversations.filter((item) => item.id !== event.conversation_id);
+  const changed = event.conversation;
+  const rest = conversations.filter((item) => item.id !== changed.id);
+  const known = conversations.find((item) => item.id === changed.id);
+  if (known && known.updated_at > changed.updated_at) return conversations; // an older event than what is shown
+  return [changed, ...rest].sort((a, b) => (a.updated_at < b.updated_at ? 1 : a.updated_at > b.updated_at ? -1 : b.id - a.id));
 }

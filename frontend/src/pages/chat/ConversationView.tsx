@@ -9,6 +9,7 @@ import {
   type ChatMessage,
   type Citation,
   type Conversation,
+  type RunEvent,
   type ServerEvent,
   type StrategyTrace,
 } from "../../api/chat";
@@ -35,6 +36,43 @@ export interface Run {
   trace: StrategyTrace | null;
   citations: Citation[];
   via: "socket" | "rest";
+  /** The last event applied (`seq`): a socket that reopens gets the run's events again from the start. */
+  seq: number;
+}
+
+const FINAL = new Set(["answer.completed", "run.cancelled", "run.failed"]);
+
+/**
+ * `run` after `event`. Whichever tab asked, every tab follows the conversation's run: a
+ * `run.started` this tab did not ask for starts following it (a reload, another tab), and an
+ * event already applied (replayed after a reconnect) changes nothing.
+ */
+export function advanceRun(run: Run | null, event: RunEvent & { seq?: number }): Run | null {
+  const seq = event.seq ?? (run ? run.seq + 1 : 0);
+  if (event.type === "run.started") {
+    if (run && run.messageId === event.message_id) return run;
+    const ids = { messageId: event.message_id, questionId: event.question_message_id, pipelineId: event.pipeline_id };
+    if (run && run.messageId === null) return { ...run, ...ids, phase: "retrieving", seq };
+    return {
+      question: event.question ?? "", ...ids, text: "", live: EMPTY_LIVE, phase: "retrieving", trace: null, citations: [],
+      via: "socket", seq,
+    };
+  }
+  if (!run || (event.seq !== undefined && event.seq <= run.seq)) return run;
+  switch (event.type) {
+    case "retrieval.node":
+      return { ...run, seq, live: addLiveNode(run.live, event.node) };
+    case "retrieval.round":
+      return { ...run, seq, live: addLiveRound(run.live, event.node_id, event.round) };
+    case "generation.delta":
+      return { ...run, seq, text: run.text + event.text, phase: "writing" };
+    case "answer.completed":
+      return { ...run, seq, text: event.answer, trace: event.trace, citations: event.citations, phase: "finishing" };
+    case "run.cancelled":
+      return { ...run, seq, text: event.answer, trace: hasTrace(event.trace ?? null) ? (event.trace as StrategyTrace) : null, phase: "finishing" };
+    case "run.failed":
+      return { ...run, seq, phase: "finishing" };
+  }
 }
 
 type Selected = number | "live" | null;
@@ -62,57 +100,53 @@ export function ConversationView({ conversation, pipelines, onSwitchPipeline, on
   const thread = useRef<HTMLOListElement>(null);
   const activity = useRef(onActivity);
   activity.current = onActivity;
+  /** The question this tab asked and the server has not started yet. */
+  const asked = useRef<string | null>(null);
 
   const pipeline = pipelines.find((item) => item.id === conversation.pipeline) ?? null;
   const messages = state.status === "ready" ? state.data : [];
 
-  /** Read the stored conversation, then let the finished run go: the stored answer replaces it. */
-  const settle = useCallback(async () => {
+  /**
+   * Read the stored conversation; the run that ended (`ended`), or after a reconnect any run
+   * whose answer is no longer being written, gives way to its stored answer.
+   */
+  const settle = useCallback(async (ended: number | null) => {
+    let fresh: ChatMessage[];
     try {
-      const fresh = await fetchMessages(conversation.id);
+      fresh = await fetchMessages(conversation.id);
       update(() => fresh);
     } catch {
       reload();
+      return;
     }
-    setRun(null);
-    setSelected(null);
-    activity.current();
+    const over = (current: Run) =>
+      ended !== null ? current.messageId === ended : fresh.some((item) => item.id === current.messageId && item.status !== "streaming");
+    setRun((current) => (current && over(current) ? null : current));
+    if (ended !== null) {
+      setSelected(null);
+      activity.current();
+    }
   }, [conversation.id, update, reload]);
 
   const onEvent = useCallback(
     (event: ServerEvent) => {
-      switch (event.type) {
-        case "run.started":
-          setRun((current) => current && { ...current, messageId: event.message_id, questionId: event.question_message_id, pipelineId: event.pipeline_id, phase: "retrieving" });
-          return;
-        case "retrieval.node":
-          setRun((current) => current && { ...current, live: addLiveNode(current.live, event.node) });
-          return;
-        case "retrieval.round":
-          setRun((current) => current && { ...current, live: addLiveRound(current.live, event.node_id, event.round) });
-          return;
-        case "generation.delta":
-          setRun((current) => current && { ...current, text: current.text + event.text, phase: "writing" });
-          return;
-        case "answer.completed":
-          setRun((current) => current && { ...current, text: event.answer, trace: event.trace, citations: event.citations, phase: "finishing" });
-          void settle();
-          return;
-        case "run.cancelled":
-          setRun((current) => current && { ...current, text: event.answer, phase: "finishing" });
-          void settle();
-          return;
-        case "run.failed":
-          if (event.message_id) {
-            void settle();
-          } else {
-            toast.error(t("chat.askFailed"), event.error);
-            setRun(null);
-          }
-          return;
-        case "error":
-          toast.error(t("chat.serverError"), event.error);
+      if (event.type === "error") {
+        toast.error(t("chat.serverError"), event.error);
+        return;
       }
+      if (event.type === "run.failed" && !event.message_id) {
+        // Refused before it started (only the asking tab hears of it): a run another tab started goes on.
+        toast.error(t("chat.askFailed"), event.error);
+        setRun((current) => (current && current.messageId === null ? null : current));
+        // The refused question goes back into the composer, to be shortened or asked later.
+        const question = asked.current;
+        asked.current = null;
+        if (question) setDraft((draft) => draft || question);
+        return;
+      }
+      if (event.type === "run.started") asked.current = null;
+      setRun((current) => advanceRun(current, event));
+      if (FINAL.has(event.type)) void settle((event as { message_id: number }).message_id);
     },
     [settle, t, toast],
   );
@@ -120,8 +154,9 @@ export function ConversationView({ conversation, pipelines, onSwitchPipeline, on
   const socket = useChatSocket(conversation.id, {
     onEvent,
     onReconnected: () => {
-      // A run the drop interrupted was stopped on the server; its stored status tells how far it got.
-      void settle();
+      // The server replays the run still being written; one that ended meanwhile is stored.
+      setRun((current) => (current && current.phase === "lost" ? { ...current, phase: current.text ? "writing" : "retrieving" } : current));
+      void settle(null);
     },
     onDropped: () => setRun((current) => (current && current.via === "socket" ? { ...current, phase: "lost" } : current)),
   });
@@ -137,21 +172,24 @@ export function ConversationView({ conversation, pipelines, onSwitchPipeline, on
     if (!text || run) return;
     const fresh: Run = {
       question: text, pipelineId, messageId: null, questionId: null, text: "", live: EMPTY_LIVE, phase: "starting",
-      trace: null, citations: [], via: "socket",
+      trace: null, citations: [], via: "socket", seq: 0,
     };
     setSelected("live");
+    asked.current = text;
     if (socket.send({ type: "ask", question: text, pipeline_id: pipelineId })) {
       setRun(fresh);
       return;
     }
     // No live connection: ask over REST and show the whole answer when it comes.
     setRun({ ...fresh, via: "rest", phase: "retrieving" });
+    let answered: number | null = null;
     try {
-      await askConversation(conversation.id, text, pipelineId);
+      answered = (await askConversation(conversation.id, text, pipelineId)).message_id;
     } catch (error) {
       toast.error(t("chat.askFailed"), error);
     }
-    await settle();
+    await settle(answered);
+    setRun((current) => (current && current.via === "rest" ? null : current));
   };
 
   const submit = (event?: FormEvent) => {

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from "react";
 
-import { chatSocketUrl, type ServerEvent } from "../../api/chat";
+import { chatSocketUrl, conversationsSocketUrl, type ConversationEvent, type ServerEvent } from "../../api/chat";
 
 /**
  * `connecting` until the first open; `live` while open; `reconnecting` after a drop; `offline`
@@ -14,16 +14,25 @@ const FORBIDDEN = 4403;
 const RECONNECT_MIN_MS = 1000;
 const RECONNECT_MAX_MS = 15000;
 
-interface Handlers {
-  onEvent: (event: ServerEvent) => void;
+interface Handlers<Event> {
+  onEvent: (event: Event) => void;
   /** The socket is open again after a drop: whatever happened meanwhile is on the server. */
   onReconnected: () => void;
-  /** The socket dropped; a run it carried will not report any more. */
+  /** The socket dropped; until it is open again, nothing more arrives. */
   onDropped: () => void;
 }
 
 /** The conversation's websocket, reconnecting with growing pauses when it drops. */
-export function useChatSocket(conversationId: number, handlers: Handlers) {
+export function useChatSocket(conversationId: number, handlers: Handlers<ServerEvent>) {
+  return useLiveSocket(chatSocketUrl(conversationId), handlers);
+}
+
+/** The user's conversation list as it changes (titles, new and deleted conversations), live. */
+export function useConversationsSocket(handlers: Handlers<ConversationEvent>) {
+  return useLiveSocket(conversationsSocketUrl(), handlers);
+}
+
+function useLiveSocket<Event>(url: string, handlers: Handlers<Event>) {
   const [state, setState] = useState<SocketState>("connecting");
   const socket = useRef<WebSocket | null>(null);
   const latest = useRef(handlers);
@@ -36,7 +45,7 @@ export function useChatSocket(conversationId: number, handlers: Handlers) {
     let timer: number | undefined;
 
     const connect = () => {
-      const ws = new WebSocket(chatSocketUrl(conversationId));
+      const ws = new WebSocket(url);
       socket.current = ws;
       ws.onopen = () => {
         attempts = 0;
@@ -45,9 +54,9 @@ export function useChatSocket(conversationId: number, handlers: Handlers) {
         everOpened = true;
       };
       ws.onmessage = (event: MessageEvent<string>) => {
-        let message: ServerEvent;
+        let message: Event;
         try {
-          message = JSON.parse(event.data) as ServerEvent;
+          message = JSON.parse(event.data) as Event;
         } catch {
           return;
         }
@@ -79,7 +88,7 @@ export function useChatSocket(conversationId: number, handlers: Handlers) {
         ws.close();
       }
     };
-  }, [conversationId]);
+  }, [url]);
 
   /** Send a message; false when the socket is not open. */
   const send = useCallback((message: object): boolean => {
