@@ -138,6 +138,14 @@ class LLM(ConfigObject):
             ]
         return None, attempts
 
+    def input_limits(self) -> dict[str, int]:
+        """What bounds a prompt for this model, as far as it is known: ``context_tokens`` (the
+        window, prompt and answer together), ``answer_tokens`` (the most it writes) and
+        ``reading_tokens`` (the most new prompt tokens one request should send it, for speed).
+        Hosted models whose window is unknown give only ``answer_tokens``."""
+        max_tokens = getattr(self.params, "max_tokens", None)
+        return {"answer_tokens": max_tokens} if isinstance(max_tokens, int) else {}
+
     def _count(self) -> None:
         recorder = current_recorder()
         if recorder is not None:

@@ -45,6 +45,14 @@ def _server(path: Path, context: int, threads: int) -> Any:
         return _servers[key]
 
 
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity, not the machine's count)."""
+    try:
+        return max(len(os.sched_getaffinity(0)), 1)
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 2
+
+
 @register
 class LocalLLM(LLM):
     """A small chat model running on this machine's CPU, no key or network needed.
@@ -107,10 +115,28 @@ class LocalLLM(LLM):
                 "單一對話的提示加回答最多可用的 token 數。",
             ),
         )
+        reading_tokens: int | None = param(
+            500, ge=64, le=32768,
+            title=ml("Reading budget (tokens)", "Presupuesto de lectura (tokens)", "閱讀預算（token）"),
+            description=ml(
+                "The most new prompt tokens (passages, question, conversation) one question sends the model. "
+                "Two CPU cores read about 150 tokens a second, so 500 keep the first word of an answer within "
+                "about 4 seconds; the fixed instructions are read once and cached. Empty: only the context "
+                "limits it.",
+                "El máximo de tokens nuevos (pasajes, pregunta, conversación) que una pregunta envía al modelo. "
+                "Dos núcleos de CPU leen unos 150 tokens por segundo, así que 500 mantienen la primera palabra "
+                "de la respuesta en unos 4 segundos; las instrucciones fijas se leen una vez y quedan en caché. "
+                "Vacío: solo lo limita el contexto.",
+                "單一問題送給模型的新提示 token（段落、問題、對話）上限。兩個 CPU 核心每秒約讀取 150 個 token，"
+                "因此 500 可讓回答的第一個字在約 4 秒內出現；固定的指示只讀取一次並會快取。留空則只受上下文限制。",
+            ),
+        )
         threads: int | None = param(
             None, ge=1, le=256,
             title=ml("CPU threads", "Hilos de CPU", "CPU 執行緒"),
-            description=ml("Empty uses every core.", "Vacío usa todos los núcleos.", "留空則使用所有核心。"),
+            description=ml("Empty uses every core this process may run on.",
+                           "Vacío usa todos los núcleos en los que puede ejecutarse este proceso.",
+                           "留空則使用此程序可用的所有核心。"),
         )
         max_tokens: int = param(
             384, ge=1, le=8192,
@@ -141,12 +167,19 @@ class LocalLLM(LLM):
         self._engine()
 
     def _engine(self) -> Any:
-        threads = self.params.threads or os.cpu_count() or 2
-        return _server(self._path(), self.params.context_tokens, threads)
+        return _server(self._path(), self.params.context_tokens, self.params.threads or available_cores())
+
+    def input_limits(self) -> dict[str, int]:
+        limits = {"context_tokens": self.params.context_tokens, "answer_tokens": self.params.max_tokens}
+        if self.params.reading_tokens:
+            limits["reading_tokens"] = self.params.reading_tokens
+        return limits
 
     def _request(self, messages: list[Message], **options: Any) -> dict[str, Any]:
+        # cache_prompt: the slot keeps the prompt it last read, so the next request reads only
+        # what follows the shared start (the instructions and examples of a language).
         return {"messages": messages, "max_tokens": self.params.max_tokens,
-                "temperature": self.params.temperature, **options}
+                "temperature": self.params.temperature, "cache_prompt": True, **options}
 
     def _answer(self, request: dict[str, Any]) -> str:
         response = self._engine().handle_chat_completions(request)
