@@ -17,7 +17,10 @@ most 40 words, 80 characters for Chinese, citations not counted), ``contains``, 
 were given), ``faithfulness`` (with ``--judge``: the share of the answer's statements the local
 0.5B model finds supported by the passages), answer latency p50/p95 and time to first token p50
 (the model is loaded, and the vectors embedded, before the first question is timed: the
-first question of each model warms it and is not counted).
+first question of each model warms it and is not counted), and ``reading_tokens_per_s``, the
+prompt tokens a second the model reads on this machine right after the run (the time to first
+token is mostly that reading: ~150 tokens/s for the 0.5B on an idle 2-core machine, so a run on a
+busy machine states how busy it was). ``--rows FILE`` appends every question, answer and figure.
 """
 
 from __future__ import annotations
@@ -55,7 +58,7 @@ def measure(dataset_name: str, models: list[str], questions: int, judge: bool, r
     figures = {}
     for entry in result["pipelines"]:
         rows = [row for row in entry["per_query"] if "answer_latency_ms" in row][1:]
-        figures[entry["name"]] = summarise(rows)
+        figures[entry["name"]] = {**summarise(rows), "reading_tokens_per_s": reading_speed(entry["name"])}
         if rows_out is not None:
             texts = {query.id: query for query in dataset.queries}
             with rows_out.open("a", encoding="utf-8") as out:
@@ -64,6 +67,22 @@ def measure(dataset_name: str, models: list[str], questions: int, judge: bool, r
                     out.write(json.dumps({"dataset": dataset_name, "model": entry["name"], "question": query.text,
                                           "references": list(query.answers), **row}, ensure_ascii=False) + "\n")
     return figures
+
+
+def reading_speed(model: str, trials: int = 3) -> float:
+    """Prompt tokens a second the model reads on this machine now (median of ``trials`` uncached
+    reads of ~450 tokens): what the time to first token scales with, so runs on a busy machine
+    can be compared with an idle one."""
+    import secrets
+
+    from rag.llms import LocalLLM
+    from rag.strategies.answer_prompts import EXAMPLES
+
+    llm = LocalLLM(model=model)
+    text = " ".join(passage for examples in EXAMPLES.values() for _, passages, _ in examples for passage in passages)
+    speeds = sorted(llm.prefill([{"role": "user", "content": f"{secrets.token_hex(8)} {text}"}])["prompt_per_second"]
+                    for _ in range(trials))
+    return round(speeds[len(speeds) // 2], 1)
 
 
 def summarise(rows: list[dict]) -> dict:

@@ -12,7 +12,7 @@ from rag.documents.models import SourceDocument
 from rag.llms import LocalLLM  # noqa: F401  (registers the default llm)
 from rag.retrievers import Hit
 
-from .answer_prompts import INSTRUCTIONS, detect_language, example_turns, user_message
+from .answer_prompts import INSTRUCTIONS, LANGUAGES, detect_language, example_turns, user_message
 from .context import distinct, estimate_tokens, fit
 
 Language = Literal["en", "es", "zh-Hant", "zh-Hans"]
@@ -203,6 +203,19 @@ class ResponseSynthesizer(ConfigObject):
         if limits.get("reading_tokens"):
             rooms["reading_tokens"] = limits["reading_tokens"] - new
         return rooms
+
+    def warm(self, languages: Sequence[str] = LANGUAGES) -> None:
+        """Load the model and have it read the instructions and examples of each language, so
+        that even the first question reads only its passages (models that cannot prefill are
+        only loaded)."""
+        self.llm.init_model()
+        prefill = getattr(self.llm, "prefill", None)
+        if prefill is None:
+            return
+        for language in languages:
+            system = self.params.instructions or INSTRUCTIONS[language]
+            examples = [] if self.params.instructions else example_turns(language)
+            prefill([{"role": "system", "content": system}, *examples])
 
     def stream_answer(self, prepared: Prepared) -> Iterator[str]:
         return self.llm.stream(prepared.messages)

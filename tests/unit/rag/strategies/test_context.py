@@ -115,7 +115,7 @@ def test_the_local_models_reading_budget_bounds_the_passages_and_the_trace_says_
     assert account["dropped"] == [3, 4, 5] and account["truncated"] == 0
     assert account["model_limits"] == {"context_tokens": 4096, "answer_tokens": 384, "reading_tokens": 300}
 
-    roomy = ResponseSynthesizer(llm=LocalLLM(reading_tokens=None, context_tokens=1024), max_passages=6)
+    roomy = ResponseSynthesizer(llm=LocalLLM(reading_tokens=32768, context_tokens=1024), max_passages=6)
     account = roomy.prepare("What grows in the orchard?", hits).budget
     assert account["limited_by"] == "context_tokens" and account["used_tokens"] <= 1024 - 384
 
@@ -148,3 +148,9 @@ def test_chinese_whose_characters_are_the_same_in_both_scripts_follows_the_passa
 def test_own_instructions_replace_the_built_in_ones_and_their_examples():
     prepared = ResponseSynthesizer(instructions="Answer like a pirate, citing [n].").prepare("Why?", [])
     assert [message["role"] for message in prepared.messages] == ["system", "user"]
+
+
+def test_the_slower_packaged_model_gets_a_smaller_reading_budget():
+    assert LocalLLM().input_limits()["reading_tokens"] == 500
+    assert LocalLLM(model="qwen2.5-1.5b-instruct").input_limits()["reading_tokens"] == 280
+    assert LocalLLM(model="qwen2.5-1.5b-instruct", reading_tokens=900).input_limits()["reading_tokens"] == 900
