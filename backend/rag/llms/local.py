@@ -199,10 +199,10 @@ class LocalLLM(LLM):
             raise LLMError(f"the local model failed: {detail}")
         return response["choices"][0]["message"].get("content") or ""
 
-    def _generate(self, messages: list[Message]) -> str:
-        return self._answer(self._request(messages))
+    def _generate(self, messages: list[Message], max_tokens: int) -> str:
+        return self._answer(self._request(messages, max_tokens=max_tokens))
 
-    def _stream(self, messages: list[Message]) -> Iterator[str]:
+    def _stream(self, messages: list[Message], max_tokens: int) -> Iterator[str]:
         engine = self._engine()
         deltas: queue.Queue[Any] = queue.Queue()
         stop = threading.Event()
@@ -218,7 +218,7 @@ class LocalLLM(LLM):
 
         def produce() -> None:
             try:
-                engine.handle_chat_completions(self._request(messages, stream=True), receive)
+                engine.handle_chat_completions(self._request(messages, stream=True, max_tokens=max_tokens), receive)
             except Exception as exc:
                 deltas.put(LLMError(f"the local model failed: {exc}"))
             finally:

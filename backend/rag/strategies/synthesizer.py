@@ -106,6 +106,19 @@ class ResponseSynthesizer(ConfigObject):
                 "模型最多閱讀的段落數（最佳者優先，已去除重複文字）；小型模型從少數含有答案的段落回答得更好。",
             ),
         )
+        max_answer_tokens: int = param(
+            200, ge=16, le=32768,
+            title=ml("Longest answer (tokens)", "Respuesta más larga (tokens)", "回答長度上限（token）"),
+            description=ml(
+                "The answer stops after this many tokens (and never runs past the model's own limit): a "
+                "direct answer and its citation need far fewer, and a model that rambles stops in time.",
+                "La respuesta se detiene tras esta cantidad de tokens (y nunca supera el límite del propio "
+                "modelo): una respuesta directa y su cita necesitan muchos menos, y un modelo que divaga se "
+                "detiene a tiempo.",
+                "回答在此數量的 token 後停止（且不超過模型自身的上限）：直接的回答加上引用所需遠少於此，"
+                "離題的模型也能及時停下。",
+            ),
+        )
         instructions: str | None = param(
             None, min_length=10, max_length=10_000,
             title=ml("Instructions", "Instrucciones", "指示"),
@@ -218,10 +231,10 @@ class ResponseSynthesizer(ConfigObject):
             prefill([{"role": "system", "content": system}, *examples])
 
     def stream_answer(self, prepared: Prepared) -> Iterator[str]:
-        return self.llm.stream(prepared.messages)
+        return self.llm.stream(prepared.messages, max_tokens=self.params.max_answer_tokens)
 
     def answer(self, prepared: Prepared) -> str:
-        return self.llm.generate(prepared.messages)
+        return self.llm.generate(prepared.messages, max_tokens=self.params.max_answer_tokens)
 
     def citations(self, answer: str, prepared: Prepared,
                   documents: Mapping[int, SourceDocument] | None = None) -> list[dict[str, Any]]:

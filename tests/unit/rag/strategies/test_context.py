@@ -154,3 +154,14 @@ def test_the_slower_packaged_model_gets_a_smaller_reading_budget():
     assert LocalLLM().input_limits()["reading_tokens"] == 500
     assert LocalLLM(model="qwen2.5-1.5b-instruct").input_limits()["reading_tokens"] == 280
     assert LocalLLM(model="qwen2.5-1.5b-instruct", reading_tokens=900).input_limits()["reading_tokens"] == 900
+
+
+def test_the_answer_is_capped_at_max_answer_tokens_but_never_past_the_models_own_limit(scripted_openai):
+    scripted_openai.enqueue(CHAT, chat_stream(["Pears [1]."]))
+    scripted_openai.enqueue(CHAT, chat_stream(["Pears [1]."]))
+    hits = [Hit(Chunk(1, 1, 0, "Pears grow in the orchard."), 1.0)]
+    for llm_limit, expected in ((1024, 200), (120, 120)):
+        llm = OpenAICompatibleLLM(base_url=scripted_openai.base_url, model="m", max_tokens=llm_limit)
+        synthesizer = ResponseSynthesizer(llm=llm)
+        assert "".join(synthesizer.stream_answer(synthesizer.prepare("What grows?", hits))) == "Pears [1]."
+    assert [request.body["max_tokens"] for request in scripted_openai.requests_to(CHAT)] == [200, 120]
