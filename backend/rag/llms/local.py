@@ -121,15 +121,15 @@ class LocalLLM(LLM):
             description=ml(
                 "The most new prompt tokens (passages, question, conversation) one question sends the model; "
                 "the fixed instructions are read once and cached. Empty: the packaged model's own, which starts "
-                "an answer within about 4 seconds on two cores (500 for the 0.5B model, which reads about 150 "
-                "tokens a second; 280 for the 1.5B).",
+                "an answer within about 4 seconds on two cores (420 for the 0.5B model, which reads about 150 "
+                "tokens a second; 240 for the 1.5B).",
                 "El máximo de tokens nuevos (pasajes, pregunta, conversación) que una pregunta envía al modelo; "
                 "las instrucciones fijas se leen una vez y quedan en caché. Vacío: el propio del modelo incluido, "
-                "que empieza a responder en unos 4 segundos con dos núcleos (500 para el modelo 0.5B, que lee "
-                "unos 150 tokens por segundo; 280 para el 1.5B).",
+                "que empieza a responder en unos 4 segundos con dos núcleos (420 para el modelo 0.5B, que lee "
+                "unos 150 tokens por segundo; 240 para el 1.5B).",
                 "單一問題送給模型的新提示 token（段落、問題、對話）上限；固定的指示只讀取一次並會快取。"
-                "留空則採用內建模型自身的預算，在兩個核心上約 4 秒內開始回答（0.5B 模型為 500，它每秒約讀取 "
-                "150 個 token；1.5B 為 280）。",
+                "留空則採用內建模型自身的預算，在兩個核心上約 4 秒內開始回答（0.5B 模型為 420，它每秒約讀取 "
+                "150 個 token；1.5B 為 240）。",
             ),
         )
         threads: int | None = param(

@@ -151,8 +151,8 @@ def test_own_instructions_replace_the_built_in_ones_and_their_examples():
 
 
 def test_the_slower_packaged_model_gets_a_smaller_reading_budget():
-    assert LocalLLM().input_limits()["reading_tokens"] == 500
-    assert LocalLLM(model="qwen2.5-1.5b-instruct").input_limits()["reading_tokens"] == 280
+    assert LocalLLM().input_limits()["reading_tokens"] == 420
+    assert LocalLLM(model="qwen2.5-1.5b-instruct").input_limits()["reading_tokens"] == 240
     assert LocalLLM(model="qwen2.5-1.5b-instruct", reading_tokens=900).input_limits()["reading_tokens"] == 900
 
 
