@@ -12,7 +12,8 @@ the first word. Three steps, each recorded for the trace:
 2. At most ``max_passages`` passages, best first.
 3. ``fit``: the passages share the token budget, the best the largest share (unused shares
    pass on). A passage over its share is cut to consecutive sentences around the one sharing
-   the most words with the question; a passage that cannot keep one sentence is dropped.
+   the most words with the question; a passage that cannot keep one sentence is dropped, except
+   the first to be sent, whose best sentence is then cut to fit.
 """
 
 from __future__ import annotations
@@ -161,10 +162,11 @@ def _scores(sentences: list[str], terms: set[str]) -> list[float]:
     return [sum(weight for term, weight in weights.items() if held[term][index]) for index in range(len(sentences))]
 
 
-def focus(text: str, question: str, room: int) -> str:
+def focus(text: str, question: str, room: int, *, clip: bool = False) -> str:
     """The consecutive sentences of ``text`` around the one sharing the most terms with
     ``question``, as many as fit in ``room`` tokens (the next sentence chosen on the side that
-    matches more, after it on a tie); "" when not even that sentence fits."""
+    matches more, after it on a tie); "" when not even that sentence fits, unless ``clip``: then
+    as much of that sentence as fits, from its start."""
     bounds = _sentences(text)
     terms = question_terms(question)
     scores = _scores([text[start:end] for start, end in bounds], terms)
@@ -175,7 +177,12 @@ def focus(text: str, question: str, room: int) -> str:
         return estimate_tokens(text[bounds[first][0]:bounds[last][1]])
 
     if cost(low, high) > room:
-        return ""
+        if not clip:
+            return ""
+        sentence = text[bounds[best][0]:bounds[best][1]]
+        while sentence and estimate_tokens(sentence) > room:
+            sentence = sentence[: int(len(sentence) * 0.9)]
+        return sentence.strip()
     while True:
         after = high + 1 < len(bounds) and cost(low, high + 1) <= room
         before = low > 0 and cost(low - 1, high) <= room
@@ -208,8 +215,11 @@ def fit(hits: Sequence[Hit], question: str, budget: int, cost_of: Any) -> Select
         text = focus(hit.chunk.text, question, room - cost_of(""))
         if not text and room < left:
             # A better passage comes first: one sentence of it may take the lower passages' shares.
-            text = focus(hit.chunk.text, question, left - cost_of(""))
+            text = focus(hit.chunk.text, question, left - cost_of(""), clip=not selection.hits)
             room = max(room, cost_of(text)) if text else room
+        elif not text and not selection.hits:
+            # The model never gets nothing: the best passage's best sentence, cut to the room.
+            text = focus(hit.chunk.text, question, room - cost_of(""), clip=True)
         if text and cost_of(text) <= room:
             selection.hits.append(_with_text(hit, text))
             selection.trimmed.append({"chunk_id": hit.chunk.id, "reason": "budget",

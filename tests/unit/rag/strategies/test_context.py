@@ -160,8 +160,15 @@ def test_the_answer_is_capped_at_max_answer_tokens_but_never_past_the_models_own
     scripted_openai.enqueue(CHAT, chat_stream(["Pears [1]."]))
     scripted_openai.enqueue(CHAT, chat_stream(["Pears [1]."]))
     hits = [Hit(Chunk(1, 1, 0, "Pears grow in the orchard."), 1.0)]
-    for llm_limit, expected in ((1024, 200), (120, 120)):
+    for llm_limit in (1024, 120):
         llm = OpenAICompatibleLLM(base_url=scripted_openai.base_url, model="m", max_tokens=llm_limit)
         synthesizer = ResponseSynthesizer(llm=llm)
         assert "".join(synthesizer.stream_answer(synthesizer.prepare("What grows?", hits))) == "Pears [1]."
     assert [request.body["max_tokens"] for request in scripted_openai.requests_to(CHAT)] == [200, 120]
+
+
+def test_a_best_passage_without_sentence_breaks_is_cut_to_fit_rather_than_dropped():
+    unbroken = "word " * 400
+    selection = fit([Hit(Chunk(1, 1, 0, unbroken), 1.0)], "word", 50, estimate_tokens)
+    assert [hit.chunk.id for hit in selection.hits] == [1]
+    assert 0 < estimate_tokens(selection.hits[0].chunk.text) <= 50 and selection.trimmed[0]["reason"] == "budget"
