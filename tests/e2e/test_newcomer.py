@@ -219,6 +219,8 @@ RUN_ELSEWHERE = {
     ".venv/bin/python bench/ingest.py": "a benchmark (~1 min); figures in bench/README.md",
     ".venv/bin/python bench/retrieval.py": "a benchmark (~3 min); figures in bench/README.md",
     ".venv/bin/python bench/chat_load.py": "a benchmark; tests/integration/security/test_chat_load.py runs it",
+    ".venv/bin/python bench/answers.py --questions 20": "a benchmark (minutes of local-model answers); figures in "
+                                                        "bench/README.md",
 }
 
 

@@ -19,7 +19,8 @@ Language = Literal["en", "es", "zh-Hant", "zh-Hans"]
 
 _CITATION = re.compile(r"\[(\d+(?:\s*[,，、]\s*\d+)*)\]")
 MIN_PASSAGE_ROOM = 200
-"""Below this many tokens for passages, the worked examples are left out to make room."""
+"""Below this many tokens for passages, the worked examples and then the oldest conversation
+turns are left out to make room."""
 
 
 def _prefix_tokens(system: str, examples: list[dict[str, str]]) -> int:
@@ -162,14 +163,23 @@ class ResponseSynthesizer(ConfigObject):
         language = self._language(question, hits)
         system = self.params.instructions or INSTRUCTIONS[language]
         turns = list(history)[-2 * self.params.history_turns:] if self.params.history_turns else []
-        new = sum(estimate_tokens(turn["content"]) + 4 for turn in turns) \
-            + estimate_tokens(user_message(language, question, [])) + 8
         limits = self.llm.input_limits()
         examples = [] if self.params.instructions else example_turns(language)
+
+        def new_tokens() -> int:
+            return sum(estimate_tokens(turn["content"]) + 4 for turn in turns) \
+                + estimate_tokens(user_message(language, question, [])) + 8
+
+        new = new_tokens()
         rooms = self._rooms(limits, system, examples, new)
+        # A tight budget goes to the passages, which hold the answer: first without the worked
+        # examples, then without the oldest turns of the conversation.
         if examples and min(rooms.values()) < MIN_PASSAGE_ROOM:
-            # A tight budget goes to the passages: the examples help, the passages are the answer.
             examples = []
+            rooms = self._rooms(limits, system, examples, new)
+        while turns and min(rooms.values()) < MIN_PASSAGE_ROOM:
+            turns = turns[2:]
+            new = new_tokens()
             rooms = self._rooms(limits, system, examples, new)
         prefix = _prefix_tokens(system, examples)
         limited_by = min(rooms, key=rooms.__getitem__)
@@ -190,6 +200,7 @@ class ResponseSynthesizer(ConfigObject):
             "model_limits": limits,
             "limited_by": limited_by,
             "examples": len(examples) // 2,
+            "history_turns": len(turns) // 2,
             "passage_tokens": room,
             "used_tokens": prefix + new + passage_tokens,
             "new_tokens": new + passage_tokens,
@@ -212,7 +223,8 @@ class ResponseSynthesizer(ConfigObject):
         prefix = _prefix_tokens(system, examples)
         rooms = {"max_input_tokens": self.params.max_input_tokens - prefix - new}
         if limits.get("context_tokens"):
-            rooms["context_tokens"] = limits["context_tokens"] - limits.get("answer_tokens", 0) - prefix - new
+            answer = min(limits.get("answer_tokens", self.params.max_answer_tokens), self.params.max_answer_tokens)
+            rooms["context_tokens"] = limits["context_tokens"] - answer - prefix - new
         if limits.get("reading_tokens"):
             rooms["reading_tokens"] = limits["reading_tokens"] - new
         return rooms

@@ -117,7 +117,7 @@ def test_the_local_models_reading_budget_bounds_the_passages_and_the_trace_says_
 
     roomy = ResponseSynthesizer(llm=LocalLLM(reading_tokens=32768, context_tokens=1024), max_passages=6)
     account = roomy.prepare("What grows in the orchard?", hits).budget
-    assert account["limited_by"] == "context_tokens" and account["used_tokens"] <= 1024 - 384
+    assert account["limited_by"] == "context_tokens" and account["used_tokens"] <= 1024 - 200  # max_answer_tokens
 
 
 @pytest.mark.parametrize(
@@ -172,3 +172,16 @@ def test_a_best_passage_without_sentence_breaks_is_cut_to_fit_rather_than_droppe
     selection = fit([Hit(Chunk(1, 1, 0, unbroken), 1.0)], "word", 50, estimate_tokens)
     assert [hit.chunk.id for hit in selection.hits] == [1]
     assert 0 < estimate_tokens(selection.hits[0].chunk.text) <= 50 and selection.trimmed[0]["reason"] == "budget"
+
+
+def test_a_long_conversation_gives_up_its_oldest_turns_before_the_passages():
+    history = []
+    for n in range(3):
+        history += [{"role": "user", "content": f"Question {n} about the orchard?"},
+                    {"role": "assistant", "content": f"Answer {n}: " + "pears and apples grow there. " * 12}]
+    hits = [Hit(Chunk(1, 1, 0, "The orchard grows pears. " * 20), 1.0)]
+    prepared = ResponseSynthesizer(llm=LocalLLM()).prepare("And the apples?", hits, history)
+    account = prepared.budget
+    assert account["passage_tokens"] >= 200 and account["new_tokens"] <= 420
+    assert 0 < account["history_turns"] < 3
+    assert prepared.messages[-2] == history[-1] and history[0] not in prepared.messages
