@@ -121,3 +121,23 @@ def test_threads_default_to_the_cores_this_process_may_use():
     from rag.llms.local import available_cores
 
     assert available_cores() == len(os.sched_getaffinity(0))
+
+
+def test_a_split_model_joined_and_verified_earlier_is_used_after_its_part_packages_are_gone(tmp_path, monkeypatch):
+    import hashlib
+
+    data = b"GGUF" + bytes(range(256)) * 4
+    spec = local_models.PackagedGGUF(name="joined.gguf", parts=(("no_such_part_1", "a.bin"), ("no_such_part_2", "b.bin")),
+                                     size=len(data), sha256=hashlib.sha256(data).hexdigest(), install="pip install parts")
+    monkeypatch.setitem(local_models.PACKAGED, "joined-model", spec)
+    monkeypatch.setenv("TRELLIS_MODELS_DIR", str(tmp_path))
+    assert "no_such_part_1" in local_models.problem("joined-model")
+
+    (tmp_path / "joined.gguf").write_bytes(data)
+    (tmp_path / "joined.gguf.sha256").write_text("0" * 64 + "\n")  # not the digest it was checked against
+    with pytest.raises(LocalModelError, match="no_such_part_1"):
+        local_models.ensure("joined-model")
+
+    (tmp_path / "joined.gguf.sha256").write_text(spec.sha256 + "\n")
+    assert local_models.problem("joined-model") is None
+    assert local_models.ensure("joined-model") == tmp_path / "joined.gguf"
