@@ -3,7 +3,7 @@
 Run from the repository root::
 
     .venv/bin/python bench/answers.py [--datasets xquad-es,xquad-zh] [--questions 100]
-                                      [--models qwen2.5-0.5b-instruct,...] [--judge]
+                                      [--models qwen2.5-0.5b-instruct,...] [--judge] [--rows FILE]
 
 For each dataset (the shared XQuAD Spanish and Chinese sets: 240 paragraphs, questions with
 reference answers) and each model: the default pipeline (NaiveRAG over the Hybrid preset, the
@@ -17,13 +17,18 @@ most 40 words, 80 characters for Chinese, citations not counted), ``contains``, 
 were given), ``faithfulness`` (with ``--judge``: the share of the answer's statements the local
 0.5B model finds supported by the passages), answer latency p50/p95 and time to first token p50
 (the model is loaded, and the vectors embedded, before the first question is timed: the
-first question of each model warms it and is not counted).
+first question of each model warms it and is not counted), and ``reading_tokens_per_s``, the
+prompt tokens a second the model reads on this machine right after the run (the time to first
+token is mostly that reading: ~150 tokens/s for the 0.5B on an idle 2-core machine, so a run on a
+busy machine states how busy it was). ``--rows FILE`` appends every question, answer and figure.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from pathlib import Path
 
 from _common import datasets_dir, emit, machine
 from rag.evaluation import PipelineSpec, RunOptions, evaluate, load_beir
@@ -43,7 +48,7 @@ def pipeline(model: str) -> dict:
     }}
 
 
-def measure(dataset_name: str, models: list[str], questions: int, judge: bool) -> dict:
+def measure(dataset_name: str, models: list[str], questions: int, judge: bool, rows_out: Path | None = None) -> dict:
     dataset = load_beir(datasets_dir() / dataset_name)
     # One more question than measured: the first warms the model and is dropped.
     specs = [PipelineSpec(model, pipeline(model)) for model in models]
@@ -53,8 +58,31 @@ def measure(dataset_name: str, models: list[str], questions: int, judge: bool) -
     figures = {}
     for entry in result["pipelines"]:
         rows = [row for row in entry["per_query"] if "answer_latency_ms" in row][1:]
-        figures[entry["name"]] = summarise(rows)
+        figures[entry["name"]] = {**summarise(rows), "reading_tokens_per_s": reading_speed(entry["name"])}
+        if rows_out is not None:
+            texts = {query.id: query for query in dataset.queries}
+            with rows_out.open("a", encoding="utf-8") as out:
+                for row in rows:
+                    query = texts[row["query_id"]]
+                    out.write(json.dumps({"dataset": dataset_name, "model": entry["name"], "question": query.text,
+                                          "references": list(query.answers), **row}, ensure_ascii=False) + "\n")
     return figures
+
+
+def reading_speed(model: str, trials: int = 3) -> float:
+    """Prompt tokens a second the model reads on this machine now (median of ``trials`` uncached
+    reads of ~450 tokens): what the time to first token scales with, so runs on a busy machine
+    can be compared with an idle one."""
+    import secrets
+
+    from rag.llms import LocalLLM
+    from rag.strategies.answer_prompts import EXAMPLES
+
+    llm = LocalLLM(model=model)
+    text = " ".join(passage for examples in EXAMPLES.values() for _, passages, _ in examples for passage in passages)
+    speeds = sorted(llm.prefill([{"role": "user", "content": f"{secrets.token_hex(8)} {text}"}])["prompt_per_second"]
+                    for _ in range(trials))
+    return round(speeds[len(speeds) // 2], 1)
 
 
 def summarise(rows: list[dict]) -> dict:
@@ -82,11 +110,12 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=100)
     parser.add_argument("--models", default="qwen2.5-0.5b-instruct")
     parser.add_argument("--judge", action="store_true", help="measure faithfulness with the local 0.5B model")
+    parser.add_argument("--rows", type=Path, help="append each question, its answer and its figures to this JSONL file")
     options = parser.parse_args()
     models = [model.strip() for model in options.models.split(",") if model.strip()]
     results = {}
     for name in (dataset.strip() for dataset in options.datasets.split(",") if dataset.strip()):
-        results[name] = measure(name, models, options.questions, options.judge)
+        results[name] = measure(name, models, options.questions, options.judge, options.rows)
         print(f"\n{name}", file=sys.stderr)
         for model, figures in results[name].items():
             print(f"  {model}: " + ", ".join(f"{key} {value}" for key, value in figures.items()), file=sys.stderr)

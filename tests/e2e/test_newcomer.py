@@ -225,6 +225,8 @@ RUN_ELSEWHERE = {
     ".venv/bin/python manage.py models install cross-encoder/ms-marco-MiniLM-L-6-v2 --kind cross-encoder":
         "needs the Hugging Face Hub; tests/integration/models/test_models_command.py runs this command against a "
         "loopback hub (HF_ENDPOINT)",
+    ".venv/bin/python bench/answers.py --questions 20": "a benchmark (minutes of local-model answers); figures in "
+                                                        "bench/README.md",
 }
 
 

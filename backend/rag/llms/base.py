@@ -80,15 +80,21 @@ class LLM(ConfigObject):
     KIND: ClassVar[str] = "llm"
     CATEGORY: ClassVar[str] = "language models"
 
-    def generate(self, messages: Sequence[Message]) -> str:
-        """The model's whole answer to ``messages``."""
+    def generate(self, messages: Sequence[Message], *, max_tokens: int | None = None) -> str:
+        """The model's whole answer to ``messages``; ``max_tokens`` shortens the longest answer
+        this call may get (never beyond the component's own ``max_tokens``)."""
         self._count()
-        return self._generate(list(messages))
+        return self._generate(list(messages), self._answer_tokens(max_tokens))
 
-    def stream(self, messages: Sequence[Message]) -> Iterator[str]:
-        """The answer as text deltas, as they are produced. Closing the iterator stops generation."""
+    def stream(self, messages: Sequence[Message], *, max_tokens: int | None = None) -> Iterator[str]:
+        """The answer as text deltas, as they are produced. Closing the iterator stops generation.
+        ``max_tokens`` as in ``generate``."""
         self._count()
-        return self._stream(list(messages))
+        return self._stream(list(messages), self._answer_tokens(max_tokens))
+
+    def _answer_tokens(self, max_tokens: int | None) -> int:
+        own = int(self.params.max_tokens)
+        return own if max_tokens is None else max(1, min(own, int(max_tokens)))
 
     def call_function(
         self, messages: Sequence[Message], schema: dict[str, Any], *, name: str = "answer", description: str = ""
@@ -138,15 +144,23 @@ class LLM(ConfigObject):
             ]
         return None, attempts
 
+    def input_limits(self) -> dict[str, int]:
+        """What bounds a prompt for this model, as far as it is known: ``context_tokens`` (the
+        window, prompt and answer together), ``answer_tokens`` (the most it writes) and
+        ``reading_tokens`` (the most new prompt tokens one request should send it, for speed).
+        Hosted models whose window is unknown give only ``answer_tokens``."""
+        max_tokens = getattr(self.params, "max_tokens", None)
+        return {"answer_tokens": max_tokens} if isinstance(max_tokens, int) else {}
+
     def _count(self) -> None:
         recorder = current_recorder()
         if recorder is not None:
             recorder.count_llm_call()
 
-    def _generate(self, messages: list[Message]) -> str:
+    def _generate(self, messages: list[Message], max_tokens: int) -> str:
         raise NotImplementedError
 
-    def _stream(self, messages: list[Message]) -> Iterator[str]:
+    def _stream(self, messages: list[Message], max_tokens: int) -> Iterator[str]:
         raise NotImplementedError
 
     def _function_call_text(self, messages: list[Message], schema: dict[str, Any], name: str,

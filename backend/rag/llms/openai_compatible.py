@@ -113,18 +113,18 @@ class OpenAICompatibleLLM(LLM):
 
     def _create(self, messages: list[Message], **options: Any) -> Any:
         self.init_model()
+        options.setdefault("max_tokens", self.params.max_tokens)
         with self._errors():
             return self._client.chat.completions.create(
-                model=self.params.model, messages=messages, temperature=self.params.temperature,
-                max_tokens=self.params.max_tokens, **options,
+                model=self.params.model, messages=messages, temperature=self.params.temperature, **options,
             )
 
-    def _generate(self, messages: list[Message]) -> str:
-        response = self._create(messages)
+    def _generate(self, messages: list[Message], max_tokens: int) -> str:
+        response = self._create(messages, max_tokens=max_tokens)
         return response.choices[0].message.content or ""
 
-    def _stream(self, messages: list[Message]) -> Iterator[str]:
-        response = self._create(messages, stream=True)
+    def _stream(self, messages: list[Message], max_tokens: int) -> Iterator[str]:
+        response = self._create(messages, stream=True, max_tokens=max_tokens)
         try:
             with self._errors():
                 for chunk in response:

@@ -34,6 +34,7 @@ NO_MATCH_ANSWER = {
     "en": "None of this pipeline's branches handles this question.",
     "es": "Ninguna rama de este pipeline atiende esta pregunta.",
     "zh-Hant": "此流程沒有任何分支能處理這個問題。",
+    "zh-Hans": "此流程没有任何分支能处理这个问题。",
 }
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -13,44 +12,19 @@ from rag.documents.models import SourceDocument
 from rag.llms import LocalLLM  # noqa: F401  (registers the default llm)
 from rag.retrievers import Hit
 
-Language = Literal["en", "es", "zh-Hant"]
+from .answer_prompts import INSTRUCTIONS, LANGUAGES, detect_language, example_turns, user_message
+from .context import distinct, estimate_tokens, fit
 
-INSTRUCTIONS: dict[str, str] = {
-    "en": (
-        "You are a helpful assistant. Use the numbered passages to answer the user's question in 2 to 4 "
-        "complete sentences. End each sentence with the number of the passage it comes from in square "
-        "brackets, like [1]. If the passages do not contain the answer, say \"I don't know.\" Answer in English."
-    ),
-    "es": (
-        "Eres un asistente útil. Usa los pasajes numerados para responder la pregunta del usuario en 2 a 4 "
-        "oraciones completas. Termina cada oración con el número del pasaje del que proviene entre corchetes, "
-        "como [1]. Si los pasajes no contienen la respuesta, di \"No lo sé.\" Responde en español."
-    ),
-    "zh-Hant": (
-        "你是一位樂於助人的助理。請根據編號的段落，用 2 到 4 個完整的句子回答使用者的問題。每個句子結尾用方括號標出"
-        "其來源段落的編號，例如 [1]。如果段落中沒有答案，就回答「我不知道。」請用繁體中文回答。"
-    ),
-}
-QUESTION_LABEL = {"en": "Question", "es": "Pregunta", "zh-Hant": "問題"}
-CONTEXT_LABEL = {"en": "Context", "es": "Contexto", "zh-Hant": "內容"}
+Language = Literal["en", "es", "zh-Hant", "zh-Hans"]
 
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef]")
-_SPANISH = re.compile(r"[¿¡ñáéíóúü]|\b(qué|cómo|cuál|cuáles|dónde|por qué|para|los|las|una|el|es|de|en)\b", re.I)
 _CITATION = re.compile(r"\[(\d+(?:\s*[,，、]\s*\d+)*)\]")
+MIN_PASSAGE_ROOM = 200
+"""Below this many tokens for passages, the worked examples and then the oldest conversation
+turns are left out to make room."""
 
 
-def estimate_tokens(text: str) -> int:
-    """A model-independent token estimate: a CJK character is about one token, other text
-    about four characters per token (BPE tokenizers' usual rate), rounded up."""
-    cjk = len(_CJK.findall(text))
-    return cjk + math.ceil((len(text) - cjk) / 4)
-
-
-def detect_language(text: str) -> str:
-    """en, es or zh-Hant, from the question itself (enough to choose the answer's language)."""
-    if _CJK.search(text):
-        return "zh-Hant"
-    return "es" if len(_SPANISH.findall(text)) >= 2 or re.search(r"[¿¡ñ]", text) else "en"
+def _prefix_tokens(system: str, examples: list[dict[str, str]]) -> int:
+    return estimate_tokens(system) + sum(estimate_tokens(turn["content"]) + 4 for turn in examples) + 4
 
 
 @dataclass
@@ -69,10 +43,14 @@ class Prepared:
 class ResponseSynthesizer(ConfigObject):
     """Writes the answer from the chunks with an LLM, citing them as ``[n]``.
 
-    Chunks are numbered in rank order. When the prompt would exceed ``max_input_tokens``, the
-    lowest-ranked chunks are dropped first (the trace lists them); a single chunk too long for
-    the budget is cut. Citations map each ``[n]`` in the answer to the n-th chunk sent; numbers
-    outside that range are not citations.
+    The model is asked for the direct answer first, in one short sentence of the question's
+    language, then its citation (``rag.strategies.answer_prompts``: instructions and two
+    worked examples per language). It reads a few distinct passages (``rag.strategies.context``):
+    repeated text removed, at most ``max_passages``, numbered in rank order, sharing the token
+    budget, the best the largest share; a passage over its share is cut to the sentences around
+    the question's words, and one that cannot keep a sentence is dropped (the trace lists what
+    was removed, cut and dropped, and which limit set the budget). Citations map each ``[n]`` in
+    the answer to the n-th passage sent; numbers outside that range are not citations.
     """
 
     KIND: ClassVar[str] = "synthesizer"
@@ -88,9 +66,9 @@ class ResponseSynthesizer(ConfigObject):
         "以 LLM 依據檢索到的區塊撰寫回答，並以 [1]、[2]… 標註引用，控制在 token 預算之內。",
     )
     REPRESENTATION = ml(
-        "Answer · {llm.component} · ≤{max_input_tokens} tokens in",
-        "Respuesta · {llm.component} · ≤{max_input_tokens} tokens de entrada",
-        "回答 · {llm.component} · 輸入 ≤{max_input_tokens} token",
+        "Answer · {llm.component} · ≤{max_passages} passages · ≤{max_input_tokens} tokens in",
+        "Respuesta · {llm.component} · ≤{max_passages} pasajes · ≤{max_input_tokens} tokens de entrada",
+        "回答 · {llm.component} · ≤{max_passages} 段 · 輸入 ≤{max_input_tokens} token",
     )
 
     class Params(Params):
@@ -109,22 +87,48 @@ class ResponseSynthesizer(ConfigObject):
                 "送出的提示 token 上限；會先捨棄排名最低的區塊以符合預算。",
             ),
         )
-        language: Literal["auto", "en", "es", "zh-Hant"] = param(
+        language: Literal["auto", "en", "es", "zh-Hant", "zh-Hans"] = param(
             "auto",
             title=ml("Answer language", "Idioma de la respuesta", "回答語言"),
             description=ml(
-                "auto answers in the question's language.",
-                "auto responde en el idioma de la pregunta.",
-                "auto 會以問題的語言回答。",
+                "auto answers in the question's language (Chinese in the question's script).",
+                "auto responde en el idioma de la pregunta (el chino, en la escritura de la pregunta).",
+                "auto 會以問題的語言回答（中文依問題所用的繁體或簡體）。",
+            ),
+        )
+        max_passages: int = param(
+            3, ge=1, le=50,
+            title=ml("Passages sent", "Pasajes enviados", "送出的段落數"),
+            description=ml(
+                "The most passages the model reads, best first, after repeated text is removed; a small "
+                "model answers better from a few passages that hold the answer.",
+                "El máximo de pasajes que lee el modelo, los mejores primero, tras quitar el texto repetido; "
+                "un modelo pequeño responde mejor con pocos pasajes que contengan la respuesta.",
+                "模型最多閱讀的段落數（最佳者優先，已去除重複文字）；小型模型從少數含有答案的段落回答得更好。",
+            ),
+        )
+        max_answer_tokens: int = param(
+            200, ge=16, le=32768,
+            title=ml("Longest answer (tokens)", "Respuesta más larga (tokens)", "回答長度上限（token）"),
+            description=ml(
+                "The answer stops after this many tokens (and never runs past the model's own limit): a "
+                "direct answer and its citation need far fewer, and a model that rambles stops in time.",
+                "La respuesta se detiene tras esta cantidad de tokens (y nunca supera el límite del propio "
+                "modelo): una respuesta directa y su cita necesitan muchos menos, y un modelo que divaga se "
+                "detiene a tiempo.",
+                "回答在此數量的 token 後停止（且不超過模型自身的上限）：直接的回答加上引用所需遠少於此，"
+                "離題的模型也能及時停下。",
             ),
         )
         instructions: str | None = param(
             None, min_length=10, max_length=10_000,
             title=ml("Instructions", "Instrucciones", "指示"),
             description=ml(
-                "Replaces the built-in instructions (which exist in English, Spanish and Traditional Chinese).",
-                "Reemplaza las instrucciones integradas (disponibles en inglés, español y chino tradicional).",
-                "取代內建指示（內建指示有英文、西班牙文與繁體中文版本）。",
+                "Replaces the built-in instructions and their worked examples (which exist in English, "
+                "Spanish and Chinese).",
+                "Reemplaza las instrucciones integradas y sus ejemplos resueltos (disponibles en inglés, "
+                "español y chino).",
+                "取代內建指示及其範例（內建版本有英文、西班牙文與中文）。",
             ),
         )
         history_turns: int = param(
@@ -137,13 +141,10 @@ class ResponseSynthesizer(ConfigObject):
             ),
         )
 
-    def _language(self, question: str) -> str:
-        return detect_language(question) if self.params.language == "auto" else self.params.language
-
-    def _passage(self, number: int, hit: Hit, documents: Mapping[int, SourceDocument]) -> str:
-        # Only the number: small models copy any label they are shown into the answer. Where a
-        # passage comes from is shown to the user through the citations instead.
-        return f"[{number}] {hit.chunk.text}"
+    def _language(self, question: str, hits: Sequence[Hit]) -> str:
+        if self.params.language != "auto":
+            return self.params.language
+        return detect_language(question, " ".join(hit.chunk.text[:200] for hit in hits[:3]))
 
     def prepare(
         self,
@@ -152,51 +153,100 @@ class ResponseSynthesizer(ConfigObject):
         history: Sequence[dict[str, str]] = (),
         documents: Mapping[int, SourceDocument] | None = None,
     ) -> Prepared:
-        """The messages for ``question`` over ``hits`` (best first) within the token budget."""
-        documents = documents or {}
-        language = self._language(question)
+        """The messages for ``question`` over ``hits`` (best first) within the token budget.
+
+        The passages are ``hits`` without repeated text, at most ``max_passages``, sharing what
+        the budget leaves after the instructions, the examples, the conversation and the
+        question. The budget is the least of ``max_input_tokens``, the model's context window
+        less its answer, and the model's reading budget (the new tokens one question may send it).
+        """
+        language = self._language(question, hits)
         system = self.params.instructions or INSTRUCTIONS[language]
         turns = list(history)[-2 * self.params.history_turns:] if self.params.history_turns else []
-        fixed = estimate_tokens(system) + sum(estimate_tokens(turn["content"]) for turn in turns) \
-            + estimate_tokens(question) + 16
-        budget = self.params.max_input_tokens
-        passages = [self._passage(number, hit, documents) for number, hit in enumerate(hits, start=1)]
-        costs = [estimate_tokens(passage) + 2 for passage in passages]
-        kept = len(hits)
-        while kept > 0 and fixed + sum(costs[:kept]) > budget:
-            kept -= 1
-        truncated = None
-        if kept == 0 and hits:
-            # Even the best chunk alone is over budget: send as much of it as fits.
-            room = max(budget - fixed, 0)
-            text = hits[0].chunk.text
-            while text and estimate_tokens(text) + 8 > room:
-                text = text[: int(len(text) * 0.9)]
-            if text:
-                kept = 1
-                passages[0] = self._passage(1, Hit(_with_text(hits[0].chunk, text), hits[0].score), documents)
-                costs[0] = estimate_tokens(passages[0]) + 2
-                truncated = hits[0].chunk.id
-        sent, dropped = list(hits[:kept]), list(hits[kept:])
-        context = "\n\n".join(passages[:kept]) or "(no passages)"
-        user = (f"{QUESTION_LABEL[language]}: {question}\n\n{CONTEXT_LABEL[language]}:\n{context}\n\n"
-                f"{QUESTION_LABEL[language]}: {question}")
-        messages = [{"role": "system", "content": system}, *turns, {"role": "user", "content": user}]
+        limits = self.llm.input_limits()
+        examples = [] if self.params.instructions else example_turns(language)
+
+        def new_tokens() -> int:
+            return sum(estimate_tokens(turn["content"]) + 4 for turn in turns) \
+                + estimate_tokens(user_message(language, question, [])) + 8
+
+        new = new_tokens()
+        rooms = self._rooms(limits, system, examples, new)
+        # A tight budget goes to the passages, which hold the answer: first without the worked
+        # examples, then without the oldest turns of the conversation.
+        if examples and min(rooms.values()) < MIN_PASSAGE_ROOM:
+            examples = []
+            rooms = self._rooms(limits, system, examples, new)
+        while turns and min(rooms.values()) < MIN_PASSAGE_ROOM:
+            turns = turns[2:]
+            new = new_tokens()
+            rooms = self._rooms(limits, system, examples, new)
+        prefix = _prefix_tokens(system, examples)
+        limited_by = min(rooms, key=rooms.__getitem__)
+        room = max(rooms[limited_by], 0)
+
+        unique = distinct(hits)
+        candidates = unique.hits[: self.params.max_passages]
+        over_limit = [hit.chunk.id for hit in unique.hits[self.params.max_passages:]]
+        fitted = fit(candidates, question, room, lambda passage: estimate_tokens(passage) + 6)
+        sent = fitted.hits
+        passages = [hit.chunk.text for hit in sent]
+        messages = [{"role": "system", "content": system}, *examples, *turns,
+                    {"role": "user", "content": user_message(language, question, passages)}]
+        passage_tokens = sum(estimate_tokens(passage) + 6 for passage in passages)
+        cut = [entry for entry in fitted.trimmed if entry["reason"] == "budget"]
         account = {
-            "max_input_tokens": budget,
-            "used_tokens": fixed + sum(costs[:kept]),
+            "max_input_tokens": self.params.max_input_tokens,
+            "model_limits": limits,
+            "limited_by": limited_by,
+            "examples": len(examples) // 2,
+            "history_turns": len(turns) // 2,
+            "passage_tokens": room,
+            "used_tokens": prefix + new + passage_tokens,
+            "new_tokens": new + passage_tokens,
             "sent": [hit.chunk.id for hit in sent],
-            "dropped": [hit.chunk.id for hit in dropped],
-            "truncated": truncated,
+            "dropped": fitted.dropped + over_limit,
+            "beyond_max_passages": over_limit,
+            "duplicates": unique.duplicates,
+            "trimmed": unique.trimmed + fitted.trimmed,
+            "truncated": cut[0]["chunk_id"] if cut else None,
             "estimate": "CJK characters + other characters / 4",
         }
+        dropped_ids = set(account["dropped"])
+        dropped = [hit for hit in unique.hits if hit.chunk.id in dropped_ids]
         return Prepared(messages, sent, dropped, account, language)
 
+    def _rooms(self, limits: dict[str, int], system: str, examples: list[dict[str, str]], new: int) -> dict[str, int]:
+        """The tokens left for passages under each limit: the synthesizer's own, the model's
+        window (less its answer), and the model's reading budget (new tokens only: the
+        instructions and examples are the same every time and cached)."""
+        prefix = _prefix_tokens(system, examples)
+        rooms = {"max_input_tokens": self.params.max_input_tokens - prefix - new}
+        if limits.get("context_tokens"):
+            answer = min(limits.get("answer_tokens", self.params.max_answer_tokens), self.params.max_answer_tokens)
+            rooms["context_tokens"] = limits["context_tokens"] - answer - prefix - new
+        if limits.get("reading_tokens"):
+            rooms["reading_tokens"] = limits["reading_tokens"] - new
+        return rooms
+
+    def warm(self, languages: Sequence[str] = LANGUAGES) -> None:
+        """Load the model and have it read the instructions and examples of each language, so
+        that even the first question reads only its passages (models that cannot prefill are
+        only loaded)."""
+        self.llm.init_model()
+        prefill = getattr(self.llm, "prefill", None)
+        if prefill is None:
+            return
+        for language in languages:
+            system = self.params.instructions or INSTRUCTIONS[language]
+            examples = [] if self.params.instructions else example_turns(language)
+            prefill([{"role": "system", "content": system}, *examples])
+
     def stream_answer(self, prepared: Prepared) -> Iterator[str]:
-        return self.llm.stream(prepared.messages)
+        return self.llm.stream(prepared.messages, max_tokens=self.params.max_answer_tokens)
 
     def answer(self, prepared: Prepared) -> str:
-        return self.llm.generate(prepared.messages)
+        return self.llm.generate(prepared.messages, max_tokens=self.params.max_answer_tokens)
 
     def citations(self, answer: str, prepared: Prepared,
                   documents: Mapping[int, SourceDocument] | None = None) -> list[dict[str, Any]]:
@@ -218,7 +268,3 @@ class ResponseSynthesizer(ConfigObject):
         return list(seen.values())
 
 
-def _with_text(chunk: Any, text: str) -> Any:
-    from dataclasses import replace
-
-    return replace(chunk, text=text)

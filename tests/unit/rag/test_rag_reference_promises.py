@@ -147,8 +147,9 @@ def test_selfask_answers_sub_questions_from_retrieval_then_the_question(scripted
     assert "Rust" in steps[0]["docs"][0]["text"] and "Django" in steps[1]["docs"][0]["text"]
     assert len(rag.docs) == 1
     final = scripted_openai.requests_to(CHAT)[-1].body["messages"]
-    assert [turn["content"] for turn in final[1:5]] == ["How does Rust keep memory safe?", "Ownership [1].",
-                                                         "What does Django ship?", "An ORM [1]."]
+    # The sub-answers are the conversation so far: after the worked examples, before the question.
+    assert [turn["content"] for turn in final[-5:-1]] == ["How does Rust keep memory safe?", "Ownership [1].",
+                                                          "What does Django ship?", "An ORM [1]."]
 
 
 def test_selfask_without_usable_sub_questions_answers_the_question_as_asked(scripted_openai, folder):

@@ -90,3 +90,54 @@ def test_an_optional_model_that_is_not_installed_says_how_to_install_it_and_is_s
     assert local_models.main([]) == 0
     assert "qwen2.5-1.5b-instruct" not in capsys.readouterr().out
     assert local_models.main(["--require-optional"]) == 1
+
+
+def test_a_prompt_that_starts_like_the_last_one_reads_only_what_follows(smollm):
+    start = [{"role": "system", "content": "Answer from the passages in one short sentence. " * 12}]
+    first = smollm.prefill(start)
+    second = smollm.prefill([*start, {"role": "user", "content": "Which colour is the sky on a clear day?"}])
+    assert first["prompt_n"] > 100
+    assert second["cache_n"] >= first["prompt_n"] - 8, second
+    assert second["prompt_n"] < 40, second
+
+
+def test_the_synthesizer_warms_the_instructions_so_the_first_question_reads_only_its_own_tokens(smollm):
+    from rag.documents.models import Chunk
+    from rag.retrievers import Hit
+    from rag.strategies import ResponseSynthesizer
+
+    synthesizer = ResponseSynthesizer(llm=smollm)
+    synthesizer.warm(["es"])
+    prepared = synthesizer.prepare("¿Cuántos puntos cedieron los Panthers?",
+                                   [Hit(Chunk(1, 1, 0, "Los Panthers cedieron solo 308 puntos en defensa."), 1.0)])
+    timings = smollm.prefill(prepared.messages)
+    assert timings["cache_n"] > 250, timings
+    assert timings["prompt_n"] < timings["cache_n"] / 4, timings  # the question and its passage only
+
+
+def test_threads_default_to_the_cores_this_process_may_use():
+    import os
+
+    from rag.llms.local import available_cores
+
+    assert available_cores() == len(os.sched_getaffinity(0))
+
+
+def test_a_split_model_joined_and_verified_earlier_is_used_after_its_part_packages_are_gone(tmp_path, monkeypatch):
+    import hashlib
+
+    data = b"GGUF" + bytes(range(256)) * 4
+    spec = local_models.PackagedGGUF(name="joined.gguf", parts=(("no_such_part_1", "a.bin"), ("no_such_part_2", "b.bin")),
+                                     size=len(data), sha256=hashlib.sha256(data).hexdigest(), install="pip install parts")
+    monkeypatch.setitem(local_models.PACKAGED, "joined-model", spec)
+    monkeypatch.setenv("TRELLIS_MODELS_DIR", str(tmp_path))
+    assert "no_such_part_1" in local_models.problem("joined-model")
+
+    (tmp_path / "joined.gguf").write_bytes(data)
+    (tmp_path / "joined.gguf.sha256").write_text("0" * 64 + "\n")  # not the digest it was checked against
+    with pytest.raises(LocalModelError, match="no_such_part_1"):
+        local_models.ensure("joined-model")
+
+    (tmp_path / "joined.gguf.sha256").write_text(spec.sha256 + "\n")
+    assert local_models.problem("joined-model") is None
+    assert local_models.ensure("joined-model") == tmp_path / "joined.gguf"

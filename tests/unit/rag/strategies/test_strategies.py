@@ -62,9 +62,10 @@ def test_the_token_budget_drops_the_lowest_ranked_chunks_and_says_so(scripted_op
     hits = [Hit(chunk, 1.0) for positions in corpus_chunks().values() for chunk in positions.values()]
     small = synthesizer(scripted_openai, max_input_tokens=200)
     prepared = small.prepare("What is in the corpus?", hits)
-    assert prepared.sent == hits[: len(prepared.sent)] and 0 < len(prepared.sent) < len(hits)
-    assert prepared.budget["dropped"] == [hit.chunk.id for hit in hits[len(prepared.sent):]]
-    assert prepared.budget["used_tokens"] <= 200
+    sent = [hit.chunk.id for hit in prepared.sent]
+    assert sent == [hit.chunk.id for hit in hits[: len(sent)]] and 0 < len(sent) < len(hits)
+    assert prepared.budget["dropped"] == [hit.chunk.id for hit in hits[len(sent):]]
+    assert prepared.budget["used_tokens"] <= 200 and prepared.budget["examples"] == 0
     text = "".join(message["content"] for message in prepared.messages)
     assert all(hit.chunk.text not in text for hit in hits[len(prepared.sent):])
     answer = small.answer(prepared)

@@ -1,0 +1,155 @@
+"""What the answering model is told: instructions and worked examples, in the question's language.
+
+The instructions ask for the direct answer first, in one short sentence of the question's
+language, then the number of the passage it comes from, like ``[2]``. Small models follow an
+example far better than a rule, so each language also has two worked examples (a question over
+two passages and its answer), sent as earlier turns of the conversation. The examples' answers
+are whole sentences that end with their citation: an example answering only ``[2]`` taught
+the 0.5B model to answer ``[2]`` alone. Instructions and examples are the same for every
+question of a language, so the server's prompt cache reads them once.
+"""
+
+from __future__ import annotations
+
+import re
+
+LANGUAGES = ("en", "es", "zh-Hant", "zh-Hans")
+
+INSTRUCTIONS: dict[str, str] = {
+    "en": (
+        "Answer the question from the numbered passages. Give the direct answer first, in one short "
+        "sentence in your own words, then the number of the passage it comes from in square brackets, "
+        "like [2]. Add a second short sentence only when the question asks why or how. Never copy a "
+        "whole passage. If the passages do not contain the answer, say \"I don't know.\" Answer in English."
+    ),
+    "es": (
+        "Responde la pregunta con los pasajes numerados. Da primero la respuesta directa, en una sola "
+        "frase corta con tus propias palabras, y después el número del pasaje del que proviene entre "
+        "corchetes, como [2]. Añade una segunda frase corta solo si la pregunta pide un porqué o un cómo. "
+        "Nunca copies un pasaje entero. Si los pasajes no contienen la respuesta, di \"No lo sé.\" "
+        "Responde en español."
+    ),
+    "zh-Hant": (
+        "請根據編號的段落回答問題。先用一句簡短的話、以自己的措辭直接回答，再用方括號標出答案所在段落的編號，"
+        "例如 [2]。只有當問題問「為什麼」或「如何」時，才再加一句簡短的說明。不要照抄整個段落。"
+        "如果段落中沒有答案，就回答「我不知道。」請用繁體中文回答。"
+    ),
+    "zh-Hans": (
+        "请根据编号的段落回答问题。先用一句简短的话、以自己的措辞直接回答，再用方括号标出答案所在段落的编号，"
+        "例如 [2]。只有当问题问“为什么”或“如何”时，才再加一句简短的说明。不要照抄整个段落。"
+        "如果段落中没有答案，就回答“我不知道。”请用简体中文回答。"
+    ),
+}
+
+QUESTION_LABEL = {"en": "Question", "es": "Pregunta", "zh-Hant": "問題", "zh-Hans": "问题"}
+CONTEXT_LABEL = {"en": "Passages", "es": "Pasajes", "zh-Hant": "段落", "zh-Hans": "段落"}
+NO_PASSAGES = {"en": "(no passages)", "es": "(sin pasajes)", "zh-Hant": "（沒有段落）", "zh-Hans": "（没有段落）"}
+
+# (question, passages, answer) per language; the answers cite [2] and then [1], so the model
+# does not learn that the answer is always in the same passage.
+EXAMPLES: dict[str, tuple[tuple[str, tuple[str, ...], str], ...]] = {
+    "en": (
+        ("When did the Eiffel Tower open?",
+         ("The Eiffel Tower is a wrought-iron tower, 330 metres tall, on the Champ de Mars in Paris.",
+          "Built for the 1889 World's Fair, the tower opened to the public on 31 March 1889 after two "
+          "years of construction, and was at first criticised by many artists."),
+         "The Eiffel Tower opened on 31 March 1889 [2]."),
+        ("What does the enzyme amylase break down?",
+         ("Amylase, made by the salivary glands and the pancreas, breaks down starch into sugars such as "
+          "maltose, which the body can absorb.",
+          "Lipase works on fats, and proteases such as pepsin break down proteins in the stomach."),
+         "Amylase breaks down starch into sugars [1]."),
+    ),
+    "es": (
+        ("¿Cuándo se inauguró la Torre Eiffel?",
+         ("La Torre Eiffel es una torre de hierro de 330 metros de altura situada en el Campo de Marte de París.",
+          "Construida para la Exposición Universal de 1889, la torre abrió al público el 31 de marzo de "
+          "1889 tras dos años de obras, y al principio muchos artistas la criticaron."),
+         "La Torre Eiffel se inauguró el 31 de marzo de 1889 [2]."),
+        ("¿Qué descompone la enzima amilasa?",
+         ("La amilasa, producida por las glándulas salivales y el páncreas, descompone el almidón en "
+          "azúcares como la maltosa, que el cuerpo puede absorber.",
+          "La lipasa actúa sobre las grasas, y las proteasas como la pepsina descomponen las proteínas en "
+          "el estómago."),
+         "La amilasa descompone el almidón en azúcares [1]."),
+    ),
+    "zh-Hant": (
+        ("艾菲爾鐵塔是什麼時候開放的？",
+         ("艾菲爾鐵塔是一座高 330 公尺的鍛鐵塔，位於巴黎的戰神廣場。",
+          "鐵塔為 1889 年世界博覽會而建，歷經兩年施工，於 1889 年 3 月 31 日向公眾開放，起初受到許多藝術家批評。"),
+         "艾菲爾鐵塔於 1889 年 3 月 31 日開放 [2]。"),
+        ("澱粉酶分解什麼？",
+         ("澱粉酶由唾液腺和胰臟分泌，能把澱粉分解成麥芽糖等身體可吸收的糖。",
+          "脂肪酶作用於脂肪，而胃蛋白酶等蛋白酶則在胃中分解蛋白質。"),
+         "澱粉酶把澱粉分解成糖 [1]。"),
+    ),
+    "zh-Hans": (
+        ("埃菲尔铁塔是什么时候开放的？",
+         ("埃菲尔铁塔是一座高 330 米的锻铁塔，位于巴黎的战神广场。",
+          "铁塔为 1889 年世界博览会而建，历经两年施工，于 1889 年 3 月 31 日向公众开放，起初受到许多艺术家批评。"),
+         "埃菲尔铁塔于 1889 年 3 月 31 日开放 [2]。"),
+        ("淀粉酶分解什么？",
+         ("淀粉酶由唾液腺和胰腺分泌，能把淀粉分解成麦芽糖等身体可吸收的糖。",
+          "脂肪酶作用于脂肪，而胃蛋白酶等蛋白酶则在胃中分解蛋白质。"),
+         "淀粉酶把淀粉分解成糖 [1]。"),
+    ),
+}
+
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_SPANISH = re.compile(r"[¿¡ñáéíóúü]|\b(qué|cómo|cuál|cuáles|dónde|por qué|para|los|las|una|el|es|de|en)\b", re.I)
+# Common characters written differently in the two scripts (each string pairs up position by
+# position): enough to tell which script a question is written in.
+_SIMPLIFIED = (
+    "这们个说国时为发会过对么没还经学实现问题关从当长开样动头点产种进机电业东车数义应谁该队员战卢贡献丢贾职书马鸟鱼门见贝韩语"
+    "认让请论记设计话读写识选边连远运达万与专两严丰临举乐习买乱争亚亲亿仅价众优传伤体余债儿党兰兴养内军农决况减击划则刚创别剧"
+    "办务劳势区医华协单卖卫历压厂县参双变叶号吗听启响围园图圣场坏块坚报声处备复夺妇妈孙宁宝审宪宫宽寻导将尔层岁岛币师带帮广库"
+    "废异张弹强归录态总恶惊戏户执扩护担拥择挥损换据敌断无旧显术杀杂权条杨极构枪标树桥梦检欢毕气汉沟泽济浅测湾满灯灵灾烧热爱状"
+    "独猪环画疗盖盘码础礼离积称穷竞笔简类粮紧红约级纪纯纳纸线练组细结给络统继续维综绿编网罗联胜脑艺节范荣药获营萨蓝虽补装观规"
+    "视证评词试诗详误调谈谢负财责败货质购贵费贸资赛赵输轮软轻载辆违适递邮释钟钱铁银错键镇闭间闻阵阳阶际陆陈险随难页项顺须领颜"
+    "风飞饭馆验鲁鸡麦齐龙于欧莱垒栉"
+)
+_TRADITIONAL = (
+    "這們個說國時為發會過對麼沒還經學實現問題關從當長開樣動頭點產種進機電業東車數義應誰該隊員戰盧貢獻丟賈職書馬鳥魚門見貝韓語"
+    "認讓請論記設計話讀寫識選邊連遠運達萬與專兩嚴豐臨舉樂習買亂爭亞親億僅價眾優傳傷體餘債兒黨蘭興養內軍農決況減擊劃則剛創別劇"
+    "辦務勞勢區醫華協單賣衛歷壓廠縣參雙變葉號嗎聽啟響圍園圖聖場壞塊堅報聲處備復奪婦媽孫寧寶審憲宮寬尋導將爾層歲島幣師帶幫廣庫"
+    "廢異張彈強歸錄態總惡驚戲戶執擴護擔擁擇揮損換據敵斷無舊顯術殺雜權條楊極構槍標樹橋夢檢歡畢氣漢溝澤濟淺測灣滿燈靈災燒熱愛狀"
+    "獨豬環畫療蓋盤碼礎禮離積稱窮競筆簡類糧緊紅約級紀純納紙線練組細結給絡統繼續維綜綠編網羅聯勝腦藝節範榮藥獲營薩藍雖補裝觀規"
+    "視證評詞試詩詳誤調談謝負財責敗貨質購貴費貿資賽趙輸輪軟輕載輛違適遞郵釋鐘錢鐵銀錯鍵鎮閉間聞陣陽階際陸陳險隨難頁項順須領顏"
+    "風飛飯館驗魯雞麥齊龍於歐萊壘櫛"
+)
+_SIMPLIFIED_SET, _TRADITIONAL_SET = frozenset(_SIMPLIFIED), frozenset(_TRADITIONAL)
+
+
+def chinese_script(text: str) -> str | None:
+    """zh-Hans or zh-Hant, whichever script's own characters ``text`` uses more; None on a tie."""
+    simplified = sum(1 for character in text if character in _SIMPLIFIED_SET)
+    traditional = sum(1 for character in text if character in _TRADITIONAL_SET)
+    if simplified == traditional:
+        return None
+    return "zh-Hans" if simplified > traditional else "zh-Hant"
+
+
+def detect_language(text: str, context: str = "") -> str:
+    """en, es, zh-Hant or zh-Hans, from the question itself (enough to choose the answer's
+    language). Chinese is answered in the script it is written in; a question whose characters
+    are the same in both scripts takes the script of ``context`` (the passages), else Traditional."""
+    if _CJK.search(text):
+        return chinese_script(text) or chinese_script(context) or "zh-Hant"
+    return "es" if len(_SPANISH.findall(text)) >= 2 or re.search(r"[¿¡ñ]", text) else "en"
+
+
+def user_message(language: str, question: str, passages: list[str]) -> str:
+    """The question, the numbered passages, and the question again (a small model answers the
+    question it read last)."""
+    context = "\n\n".join(f"[{number}] {text}" for number, text in enumerate(passages, start=1))
+    label = QUESTION_LABEL[language]
+    return f"{label}: {question}\n\n{CONTEXT_LABEL[language]}:\n{context or NO_PASSAGES[language]}\n\n{label}: {question}"
+
+
+def example_turns(language: str) -> list[dict[str, str]]:
+    """The worked examples as user and assistant turns."""
+    turns = []
+    for question, passages, answer in EXAMPLES[language]:
+        turns.append({"role": "user", "content": user_message(language, question, list(passages))})
+        turns.append({"role": "assistant", "content": answer})
+    return turns

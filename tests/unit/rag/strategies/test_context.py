@@ -1,0 +1,187 @@
+"""What the answering model reads: each text once, a few passages, cut to the budget around the question."""
+
+import re
+
+import pytest
+
+from rag.documents.chunkers import RecursiveCharacterChunker
+from rag.documents.models import Chunk
+from rag.documents.parsers.base import Section
+from rag.llms import LocalLLM, OpenAICompatibleLLM
+from rag.retrievers import Hit
+from rag.retrievers.composite import EnsembleRetriever
+from rag.retrievers.sparse import BM25Retriever
+from rag.strategies import NaiveRAG, ResponseSynthesizer, detect_language
+from rag.strategies.answer_prompts import EXAMPLES, INSTRUCTIONS
+from rag.strategies.context import distinct, estimate_tokens, fit, focus
+from tests.support.scripted_openai import chat_stream
+
+pytestmark = pytest.mark.unit
+
+CHAT = "/v1/chat/completions"
+TOPICS = ["pruning pears", "training espaliers", "feeding apple trees", "thinning fruit"]
+SECTIONS = [Section(" ".join(f"Note {page}.{i} is about {TOPICS[(page + i) % 4]}." for i in range(8)), {"page": page})
+            for page in (1, 2, 3)]
+
+
+def overlapping_document():
+    """Three pages cut with overlap as ingestion cuts them: each chunk repeats a sentence of the one before."""
+    drafts = RecursiveCharacterChunker(chunk_size=100, chunk_overlap=40).split(SECTIONS)
+    return {0: {draft.position: Chunk(10 + draft.position, 0, draft.position, draft.text, draft.metadata)
+                for draft in drafts}}
+
+
+def sentences(text):
+    return [sentence for sentence in re.findall(r"Note \d\.\d is about [a-z ]+\.", text)]
+
+
+def passages_of(messages):
+    body = messages[-1]["content"]
+    return re.findall(r"^\[\d+\] (.*?)(?=\n\n\[\d+\] |\n\n[A-Z][a-z]+: )", body, flags=re.S | re.M)
+
+
+def test_overlapping_windows_and_chunks_from_two_retrievers_reach_the_model_with_no_sentence_twice(scripted_openai):
+    chunks = overlapping_document()
+    assert any(chunks[0][p].text[:15] in chunks[0][p - 1].text for p in range(1, len(chunks[0])))
+    windows = BM25Retriever(top_k=4, enable_retrieve_then_expand=True, expand_window=3)
+    plain = BM25Retriever(top_k=4)
+    fusion = EnsembleRetriever(children=[windows, plain], top_k=8)
+    for retriever in (windows, plain, fusion):
+        retriever.inject_infra(chunks=chunks)
+    scripted_openai.enqueue(CHAT, chat_stream(["Espaliers are trained [1]."]))
+    synthesizer = ResponseSynthesizer(llm=OpenAICompatibleLLM(base_url=scripted_openai.base_url, model="m"),
+                                      max_passages=8)
+    state = NaiveRAG(retriever=fusion, response_synthesizer=synthesizer).run("Note 2.3 training espaliers")
+
+    retrieved = [sentence for row in state["chunks"] for sentence in sentences(row["text"])]
+    assert len(retrieved) > len(set(retrieved)), "the retrievers' results overlap, or this test proves nothing"
+    sent = [sentence for passage in passages_of(scripted_openai.requests_to(CHAT)[0].body["messages"])
+            for sentence in sentences(passage)]
+    assert sent and len(sent) == len(set(sent)), f"repeated in the prompt: {sent}"
+    assert set(sent) == set(retrieved)
+    budget = state["trace"]["steps"][-1]["budget"]
+    assert budget["duplicates"] or budget["trimmed"]
+
+
+def test_a_passage_inside_one_already_sent_is_a_duplicate_and_an_overlap_is_cut_off():
+    chunks = overlapping_document()[0]
+    window = BM25Retriever(enable_retrieve_then_expand=True, expand_window=3)
+    window.inject_infra(chunks={0: chunks})
+    [unit] = window.expand_retrieved_chunks([chunks[4]], 3)  # positions 3..5, one page
+    copy = Chunk(99, 1, 0, chunks[4].text)  # the same text in another document
+    selection = distinct([Hit(unit, 3.0), Hit(chunks[4], 2.0), Hit(chunks[6], 1.5), Hit(copy, 1.0)])
+
+    assert [hit.chunk.id for hit in selection.hits] == [unit.id, 16]
+    assert selection.duplicates == [{"chunk_id": 14, "of": unit.id}, {"chunk_id": 99, "of": unit.id}]
+    cut = selection.hits[1].chunk
+    assert sentences(cut.text) == ["Note 1.7 is about pruning pears."]
+    assert not set(sentences(cut.text)) & set(sentences(unit.text)) and cut.text in chunks[6].text
+    assert (cut.metadata["start"], cut.metadata["end"]) == (254 + 1, 287)
+    assert selection.trimmed == [{"chunk_id": 16, "reason": "overlap", "characters": len(cut.text),
+                                  "of": len(chunks[6].text)}]
+
+
+def test_focus_keeps_the_sentences_around_the_one_that_shares_the_questions_words():
+    text = ("The orchard was planted in 1921. Its pears are pruned in late winter. "
+            "Espaliers along the south wall were trained by Ada Moss in 1950. The shop opens at nine.")
+    assert focus(text, "Who trained the espaliers?", 20) == \
+        "Espaliers along the south wall were trained by Ada Moss in 1950."
+    assert focus(text, "Who trained the espaliers?", 30) == (
+        "Espaliers along the south wall were trained by Ada Moss in 1950. The shop opens at nine.")
+    assert focus(text, "Who trained the espaliers?", 5) == ""
+    assert focus("黑豹隊防守只丟了308分。他們排名第六。", "黑豹隊的防守丟了多少分？", 16) == "黑豹隊防守只丟了308分。"
+
+
+def test_the_budget_gives_the_best_passage_the_largest_share_and_drops_what_cannot_keep_a_sentence():
+    hits = [Hit(Chunk(n, n, 0, " ".join(f"Sentence {n}.{i} tells about pears and apples in the orchard."
+                                         for i in range(30))), 1.0) for n in range(3)]
+    selection = fit(hits, "pears orchard", 300, estimate_tokens)
+    sizes = [estimate_tokens(hit.chunk.text) for hit in selection.hits]
+    assert len(sizes) == 3 and sizes[0] > sizes[1] > sizes[2] and sum(sizes) <= 300
+    assert [entry["reason"] for entry in selection.trimmed] == ["budget"] * 3
+
+    tight = fit(hits, "pears orchard", 20, estimate_tokens)
+    assert [hit.chunk.id for hit in tight.hits] == [0] and tight.dropped == [1, 2]
+
+
+def test_the_local_models_reading_budget_bounds_the_passages_and_the_trace_says_which_limit_applied():
+    hits = [Hit(Chunk(n, n, 0, " ".join(f"Sentence {n}.{i} tells about pears and apples in the orchard."
+                                         for i in range(40))), 1.0) for n in range(6)]
+    local = ResponseSynthesizer(llm=LocalLLM(reading_tokens=300))
+    prepared = local.prepare("What grows in the orchard?", hits)
+    account = prepared.budget
+    assert account["limited_by"] == "reading_tokens" and account["new_tokens"] <= 300
+    assert account["sent"] == [0, 1, 2] and account["beyond_max_passages"] == [3, 4, 5]
+    assert account["dropped"] == [3, 4, 5] and account["truncated"] == 0
+    assert account["model_limits"] == {"context_tokens": 4096, "answer_tokens": 384, "reading_tokens": 300}
+
+    roomy = ResponseSynthesizer(llm=LocalLLM(reading_tokens=32768, context_tokens=1024), max_passages=6)
+    account = roomy.prepare("What grows in the orchard?", hits).budget
+    assert account["limited_by"] == "context_tokens" and account["used_tokens"] <= 1024 - 200  # max_answer_tokens
+
+
+@pytest.mark.parametrize(
+    ("question", "language"),
+    [
+        ("How many points did the Panthers give up?", "en"),
+        ("¿Cuántos puntos cedieron los Panthers?", "es"),
+        ("黑豹队的防守丢了多少分？", "zh-Hans"),
+        ("黑豹隊的防守丟了多少分？", "zh-Hant"),
+    ],
+)
+def test_the_answer_is_asked_for_in_the_questions_language_and_script_with_examples_in_it(question, language):
+    prepared = ResponseSynthesizer().prepare(question, [Hit(Chunk(1, 1, 0, "Los Panthers cedieron 308 puntos."), 1.0)])
+    assert prepared.language == language
+    system, *examples, user = prepared.messages
+    assert system == {"role": "system", "content": INSTRUCTIONS[language]}
+    assert [turn["content"] for turn in examples[1::2]] == [answer for _, _, answer in EXAMPLES[language]]
+    assert all(re.search(r"\S.*\[\d\]", answer) for _, _, answer in EXAMPLES[language]), "an example answer is only a citation"
+    assert user["content"].count(question) == 2 and "[1] Los Panthers cedieron 308 puntos." in user["content"]
+
+
+def test_chinese_whose_characters_are_the_same_in_both_scripts_follows_the_passages():
+    assert detect_language("特斯拉是哪一年去世的？", "特斯拉于1943年在纽约去世。") == "zh-Hans"
+    assert detect_language("特斯拉是哪一年去世的？", "特斯拉於1943年在紐約去世。") == "zh-Hant"
+    assert detect_language("特斯拉是哪一年去世的？") == "zh-Hant"
+
+
+def test_own_instructions_replace_the_built_in_ones_and_their_examples():
+    prepared = ResponseSynthesizer(instructions="Answer like a pirate, citing [n].").prepare("Why?", [])
+    assert [message["role"] for message in prepared.messages] == ["system", "user"]
+
+
+def test_the_slower_packaged_model_gets_a_smaller_reading_budget():
+    assert LocalLLM().input_limits()["reading_tokens"] == 420
+    assert LocalLLM(model="qwen2.5-1.5b-instruct").input_limits()["reading_tokens"] == 240
+    assert LocalLLM(model="qwen2.5-1.5b-instruct", reading_tokens=900).input_limits()["reading_tokens"] == 900
+
+
+def test_the_answer_is_capped_at_max_answer_tokens_but_never_past_the_models_own_limit(scripted_openai):
+    scripted_openai.enqueue(CHAT, chat_stream(["Pears [1]."]))
+    scripted_openai.enqueue(CHAT, chat_stream(["Pears [1]."]))
+    hits = [Hit(Chunk(1, 1, 0, "Pears grow in the orchard."), 1.0)]
+    for llm_limit in (1024, 120):
+        llm = OpenAICompatibleLLM(base_url=scripted_openai.base_url, model="m", max_tokens=llm_limit)
+        synthesizer = ResponseSynthesizer(llm=llm)
+        assert "".join(synthesizer.stream_answer(synthesizer.prepare("What grows?", hits))) == "Pears [1]."
+    assert [request.body["max_tokens"] for request in scripted_openai.requests_to(CHAT)] == [200, 120]
+
+
+def test_a_best_passage_without_sentence_breaks_is_cut_to_fit_rather_than_dropped():
+    unbroken = "word " * 400
+    selection = fit([Hit(Chunk(1, 1, 0, unbroken), 1.0)], "word", 50, estimate_tokens)
+    assert [hit.chunk.id for hit in selection.hits] == [1]
+    assert 0 < estimate_tokens(selection.hits[0].chunk.text) <= 50 and selection.trimmed[0]["reason"] == "budget"
+
+
+def test_a_long_conversation_gives_up_its_oldest_turns_before_the_passages():
+    history = []
+    for n in range(3):
+        history += [{"role": "user", "content": f"Question {n} about the orchard?"},
+                    {"role": "assistant", "content": f"Answer {n}: " + "pears and apples grow there. " * 12}]
+    hits = [Hit(Chunk(1, 1, 0, "The orchard grows pears. " * 20), 1.0)]
+    prepared = ResponseSynthesizer(llm=LocalLLM()).prepare("And the apples?", hits, history)
+    account = prepared.budget
+    assert account["passage_tokens"] >= 200 and account["new_tokens"] <= 420
+    assert 0 < account["history_turns"] < 3
+    assert prepared.messages[-2] == history[-1] and history[0] not in prepared.messages
