@@ -25,7 +25,7 @@ LOCALE_MO := $(patsubst %.po,%.mo,$(wildcard locale/*/LC_MESSAGES/django.po))
 LOCAL_MODEL := $(TRELLIS_DATA_DIR)/models/qwen2.5-0.5b-instruct-q4.gguf.sha256
 CREDENTIALS_KEY := $(or $(TRELLIS_CREDENTIALS_KEY_FILE),$(or $(XDG_CONFIG_HOME),$(HOME)/.config)/trellis/credentials.key)
 
-.PHONY: run setup test test-python test-frontend test-scaleout messages clean-venv bench-quality models-quality
+.PHONY: run setup test test-python test-frontend test-scaleout lint messages clean-venv bench-quality models-quality
 
 # Settings read the keys generated into the data directory, so every command run after this one
 # (manage.py ask, evaluate...) works as it does.
@@ -117,6 +117,11 @@ test-python: $(VENV)/.dev
 
 test-frontend: frontend/node_modules/.package-lock.json
 	cd frontend && npm test --silent
+
+# ruff on the Python (rules in pyproject.toml) and mypy on the engine (backend/rag).
+lint: $(VENV)/.dev
+	$(VENV)/bin/ruff check backend tests bench scripts manage.py
+	$(VENV)/bin/mypy
 
 # Scaled out for real (docs/deploy.md): PostgreSQL and Redis from Debian's packages (installed
 # when missing), a Chroma server, two daphne servers and two Celery workers, all on loopback and

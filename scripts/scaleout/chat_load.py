@@ -29,8 +29,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
 import chat_load  # noqa: E402  (bench/chat_load.py)
-
 from scripts.scaleout.stack import PYTHON, Stack  # noqa: E402
+
 from tests.support.scripted_openai import ScriptedOpenAIServer  # noqa: E402
 
 PASSWORD = "chat-load correct horse"
