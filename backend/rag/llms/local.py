@@ -46,7 +46,7 @@ def _server(path: Path, context: int, threads: int) -> Any:
 
 
 @register
-class LocalLLM(LLM):
+class LocalLLM(LLM["LocalLLM.Params"]):
     """A small chat model running on this machine's CPU, no key or network needed.
 
     The default is the packaged Qwen2.5 0.5B Instruct (Q4 GGUF, verified by SHA-256); the

@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar
 
-from rag.core import ConfigObject, Params, TrellisError, readable_error
+from rag.core import ConfigObject, Params, ParamsT, TrellisError, readable_error
 from rag.documents.models import SourceDocument
 from rag.retrievers import BaseRetriever, Hit, RetrievalError
 from rag.tracing import TraceRecorder, recording
@@ -119,7 +119,7 @@ class RunHandle:
         return self._run.state
 
 
-class Strategy(ConfigObject):
+class Strategy(ConfigObject[ParamsT]):
     """Base of strategies. Subclasses implement ``_execute(run)`` with the helpers below.
 
     ``POSITIONAL`` names the parameters that may also be given by position, in order, as the

@@ -5,16 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 from rag.core import ComponentRef, ConfigObject, component_param, ml, param, register
-from rag.retrievers import Hit
+from rag.retrievers import BaseRetriever, Hit
 
 from .base import RunContext, Strategy, set_chunks
 from .params import AnsweringParams
+from .slots import QueryTransformer, RelevanceFilter, Reranker
 from .steps import expand_and_retrieve, filter_step, rerank_step
-from .synthesizer import ResponseSynthesizer  # noqa: F401  (registers the default synthesizer)
+from .synthesizer import ResponseSynthesizer
 
 
 @register
-class NaiveRAG(Strategy):
+class NaiveRAG(Strategy["NaiveRAG.Params"]):
     """Retrieve once (or once per expanded query, fused by RRF), optionally filter and re-rank,
     then answer: ``[query_expansion?] → retrieve → [relevance_filter?] → [reranker?] → generate``.
 
@@ -44,6 +45,13 @@ class NaiveRAG(Strategy):
         "RAG simple · {retriever.component} → {response_synthesizer.llm.component}",
         "基本 RAG · {retriever.component} → {response_synthesizer.llm.component}",
     )
+
+    # Built from the slots of ``Params``.
+    retriever: BaseRetriever
+    response_synthesizer: ResponseSynthesizer
+    reranker: Reranker | None
+    query_transformer: QueryTransformer | None
+    relevance_filter: RelevanceFilter | None
 
     class Params(AnsweringParams):
         query_transformer: ComponentRef | None = component_param(

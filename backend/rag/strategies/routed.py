@@ -23,7 +23,7 @@ from rag.core import (
 )
 
 from .base import RunContext, Strategy
-from .slots import Classifier
+from .slots import Classifier, Router
 
 Predicate = Callable[[str], "bool | Awaitable[bool]"]
 
@@ -58,7 +58,7 @@ def branch_problem(branches: list[tuple[str | None, bool]], *, router: bool) -> 
     return None
 
 
-class PredicateClassifier(Classifier):
+class PredicateClassifier(Classifier[Params]):
     """A Python predicate ``question -> bool`` (or an awaitable of one) as a classifier.
 
     Exists only in Python: a strategy holding one is not saved as JSON (its configuration names
@@ -103,7 +103,7 @@ def _wait(awaitable: Awaitable[Any]) -> Any:
 
 
 @register
-class RouteBranch(ConfigObject):
+class RouteBranch(ConfigObject["RouteBranch.Params"]):
     """One branch of a routed strategy: a name, a strategy, and (classifier mode) a classifier."""
 
     KIND = "route_branch"
@@ -120,6 +120,10 @@ class RouteBranch(ConfigObject):
         "{name} · {classifier.component|decide el enrutador} → {strategy.component}",
         "{name} · {classifier.component|由路由器決定} → {strategy.component}",
     )
+
+    # Built from the slots of ``Params``.
+    classifier: Classifier | None
+    strategy: Strategy
 
     class Params(Params):
         name: str = param(
@@ -148,7 +152,7 @@ class RouteBranch(ConfigObject):
 
 
 @register
-class RoutedStrategy(Strategy):
+class RoutedStrategy(Strategy["RoutedStrategy.Params"]):
     """Routes each question to one branch (DESIGN §6).
 
     Classifier mode: branches are tried in order and the first whose classifier matches takes
@@ -172,7 +176,12 @@ class RoutedStrategy(Strategy):
         "路由 · {branches.name} · 路由器 {router.component|分類器}",
     )
 
-    class Params(Strategy.Params):
+    # Built from the slots of ``Params``.
+    branches: list[RouteBranch]
+    router: Router | None
+    no_match: Strategy | None
+
+    class Params(Params):
         branches: list[ComponentRef] = children_param(
             "route_branch", min_children=0, default=[],
             title=ml("Branches", "Ramas", "分支"),

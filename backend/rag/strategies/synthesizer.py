@@ -10,7 +10,10 @@ from typing import Any, ClassVar, Literal
 
 from rag.core import ComponentRef, ConfigObject, Params, component_param, ml, param, ref, register
 from rag.documents.models import SourceDocument
-from rag.llms import LocalLLM  # noqa: F401  (registers the default llm)
+from rag.llms import (
+    LLM,
+    LocalLLM,  # noqa: F401  (registers the default llm)
+)
 from rag.retrievers import Hit
 
 Language = Literal["en", "es", "zh-Hant"]
@@ -66,7 +69,7 @@ class Prepared:
 
 
 @register
-class ResponseSynthesizer(ConfigObject):
+class ResponseSynthesizer(ConfigObject["ResponseSynthesizer.Params"]):
     """Writes the answer from the chunks with an LLM, citing them as ``[n]``.
 
     Chunks are numbered in rank order. When the prompt would exceed ``max_input_tokens``, the
@@ -92,6 +95,9 @@ class ResponseSynthesizer(ConfigObject):
         "Respuesta · {llm.component} · ≤{max_input_tokens} tokens de entrada",
         "回答 · {llm.component} · 輸入 ≤{max_input_tokens} token",
     )
+
+    # Built from the slots of ``Params``.
+    llm: LLM
 
     class Params(Params):
         llm: ComponentRef = component_param(

@@ -15,7 +15,7 @@ from rag.llms import (
 )
 from rag.tracing import TraceNode
 
-from ..base import CompositeRetriever, Hit, RerankParams, RetrievalError, RetrieverParams
+from ..base import BaseRetriever, CompositeRetriever, Hit, RerankParams, RetrievalError, RetrieverParams
 from ..composite import EnsembleRetriever  # noqa: F401  (registers the default child)
 
 ORDER_SCHEMA: dict[str, Any] = {
@@ -117,7 +117,7 @@ class LLMOrderParams(RerankParams):
 
 
 @register
-class LLMRerankRetriever(CompositeRetriever):
+class LLMRerankRetriever(CompositeRetriever["LLMRerankRetriever.Params"]):
     """Asks its one child for candidates, then asks an LLM for the complete order of them.
 
     The answer must be ``{"order": [...]}`` naming every candidate id exactly once; a malformed
@@ -142,6 +142,10 @@ class LLMRerankRetriever(CompositeRetriever):
         "Reordenar con LLM · {llm_model.component} · conserva {top_k}",
         "LLM 重新排序 · {llm_model.component} · 保留 {top_k}",
     )
+
+    # Built from the slots of ``Params``.
+    children: list[BaseRetriever]
+    llm_model: LLM
 
     class Params(LLMOrderParams, RetrieverParams):
         children: list[ComponentRef] = children_param(

@@ -160,7 +160,7 @@ _TIMEOUT = {
 
 
 @register
-class SearxngWebRetriever(WebRetriever):
+class SearxngWebRetriever(WebRetriever["SearxngWebRetriever.Params"]):
     """Searches a SearXNG instance through its JSON API
     (``GET <base_url>/search?q=…&format=json&language=…&categories=…``).
 
@@ -233,7 +233,7 @@ class SearxngWebRetriever(WebRetriever):
 
 
 @register
-class WebSearchAPIRetriever(WebRetriever):
+class WebSearchAPIRetriever(WebRetriever["WebSearchAPIRetriever.Params"]):
     """Searches the web with the Brave, Tavily or Serper search API, using the key of a stored
     credential (a ``WebSearchAPIKey``).
 
