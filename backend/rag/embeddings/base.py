@@ -188,10 +188,15 @@ class EmbeddingModel(ConfigObject[EmbeddingParamsT]):
         super().close()
 
     @property
-    def _model(self) -> Any:
+    def _loaded(self) -> SharedModel:
+        """The shared model (its ``value`` and ``lock``), loaded on first use."""
         self.init_model()
         assert self._shared is not None
-        return self._shared.value
+        return self._shared
+
+    @property
+    def _model(self) -> Any:
+        return self._loaded.value
 
     # -- for subclasses ---------------------------------------------------------------------
 

@@ -135,7 +135,7 @@ class MultilingualE5SmallEmbedding(EmbeddingModel["MultilingualE5SmallEmbedding.
 
     def _encode(self, texts: list[str], *, query: bool) -> np.ndarray:
         texts = [_engine_text(text) for text in texts]
-        with self._shared.lock:
+        with self._loaded.lock:
             vectors = self._model.query(texts) if query else self._model.passage(texts)
         return vectors.reshape(len(texts), -1)
 

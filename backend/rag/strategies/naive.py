@@ -79,13 +79,13 @@ class NaiveRAG(Strategy["NaiveRAG.Params"]):
         )
 
     @property
-    def query_expansion(self) -> ConfigObject | None:
+    def query_expansion(self) -> QueryTransformer | None:
         """The optional query expansion step (the ``query_transformer`` parameter)."""
         return self.query_transformer
 
     @query_expansion.setter
     def query_expansion(self, component: ConfigObject | None) -> None:
-        if component is not None and getattr(component, "KIND", None) != "query_transformer":
+        if component is not None and not isinstance(component, QueryTransformer):
             raise ValueError(f"query_expansion takes a query transformer, not {_kind(component)}")
         self.query_transformer = component
 

@@ -294,8 +294,11 @@ class RoutedStrategy(Strategy["RoutedStrategy.Params"]):
             return chosen, {"mode": "router", "route": decision.route, "why": decision.reason,
                             "details": decision.details}
         for branch in self.branches:
-            if branch.classifier.matches(question):
-                label = getattr(branch.classifier, "label", branch.classifier.NAME)
+            classifier = branch.classifier
+            if classifier is None:  # refused when the branches were set; kept for a readable error
+                raise TrellisError(f"in classifier mode every branch needs a classifier: {branch.params.name!r} has none")
+            if classifier.matches(question):
+                label = getattr(classifier, "label", classifier.NAME)
                 return branch, {"mode": "classifier", "route": branch.params.name,
                                 "why": f"{label} matched (first match in order)"}
         return None, {"mode": "classifier", "route": NO_MATCH, "why": "no classifier matched"}

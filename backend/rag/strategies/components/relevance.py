@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -53,6 +54,10 @@ def verdict_messages(question: str, texts: Sequence[str], passage_characters: in
     ]
 
 
+def _verdict_problems(answer: dict[str, Any], count: int) -> list[str]:
+    return order_problems([verdict["id"] for verdict in answer["verdicts"]], count)
+
+
 def judge_relevance(
     llm: LLM,
     question: str,
@@ -82,8 +87,7 @@ def judge_relevance(
         batch = list(hits[start:start + batch_size])
         arguments, attempts = llm.call_function_with_retries(
             verdict_messages(question, [hit.chunk.text for hit in batch], passage_characters), VERDICTS_SCHEMA,
-            check=lambda answer, count=len(batch): order_problems(  # noqa: B008  (binds this batch's size)
-                [verdict["id"] for verdict in answer["verdicts"]], count),
+            check=functools.partial(_verdict_problems, count=len(batch)),
             max_trials=max_trials, name="judge_passages",
             description="whether each passage is relevant to the question",
         )
