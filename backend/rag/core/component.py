@@ -36,7 +36,7 @@ class ConfigObject(Generic[ParamsT]):
 
     Registration refuses a component whose type argument is not its ``Params``. Nested
     components are attributes named after their slots; a component annotates them with the
-    base class of the slot's kind (``retriever: BaseRetriever[Any]``).
+    base class of the slot's kind (``retriever: BaseRetriever``); the contracts check both.
 
     Subclasses declare ``Params``, ``KIND``, ``CATEGORY``, ``ICON``, ``DISPLAY_NAME``,
     ``DESCRIPTION`` and optionally ``SHORT_NAME`` (what a representation calls a nested one of
