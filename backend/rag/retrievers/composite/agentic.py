@@ -16,7 +16,7 @@ from rag.llms import (
 from rag.prompts import AgenticEnsemblePrompt
 from rag.tracing import TraceNode, current_recorder
 
-from ..base import BaseRetriever, CompositeRetriever, Hit, RetrieverParams
+from ..base import CompositeRetriever, Hit, RetrieverParams
 from ..dense import DenseEmbeddingRetriever  # noqa: F401  (registers a default child)
 from ..sparse import BM25Retriever  # noqa: F401  (registers a default child)
 from .children import search_children
@@ -116,8 +116,7 @@ class AgenticEnsembleRetriever(CompositeRetriever["AgenticEnsembleRetriever.Para
         "代理式 · {children} · 最多 {max_iters} 輪 · 候選集 {max_chunks}",
     )
 
-    # Built from the slots of ``Params``.
-    children: list[BaseRetriever]
+    # Built from the slots of ``Params`` (``children`` as on every composite).
     prompt: AgenticEnsemblePrompt
     llm_model: LLM
 

@@ -10,7 +10,7 @@ from pydantic import model_validator
 from rag.core import ComponentRef, children_param, ml, param, ref, register
 from rag.tracing import TraceNode
 
-from ..base import BaseRetriever, CompositeRetriever, Hit, RetrievalError, RetrieverParams
+from ..base import CompositeRetriever, Hit, RetrievalError, RetrieverParams
 from ..dense import DenseEmbeddingRetriever  # noqa: F401  (registers a default child)
 from ..sparse import BM25Retriever  # noqa: F401  (registers a default child)
 from .children import search_children
@@ -89,9 +89,6 @@ class EnsembleRetriever(CompositeRetriever["EnsembleRetriever.Params"]):
         "Fusión · {fusion} · {children} · {top_k} mejores",
         "融合 · {fusion} · {children} · 前 {top_k} 名",
     )
-
-    # Built from the slots of ``Params``.
-    children: list[BaseRetriever]
 
     class Params(RetrieverParams):
         children: list[ComponentRef] = children_param(

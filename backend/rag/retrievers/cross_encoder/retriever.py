@@ -12,7 +12,7 @@ from rag.core import ComponentRef, Problem, TrellisError, children_param, ml, pa
 from rag.core.i18n import gettext_noop
 from rag.tracing import TraceNode
 
-from ..base import BaseRetriever, CompositeRetriever, Hit, RerankParams, RetrieverParams
+from ..base import CompositeRetriever, Hit, RerankParams, RetrieverParams
 from ..composite import EnsembleRetriever  # noqa: F401  (registers the default child)
 
 DEFAULT_MODEL = "cross-encoder/ms-marco-MiniLM-L-6-v2"
@@ -154,9 +154,6 @@ class SentenceTransformerCrossEncoderRetriever(CompositeRetriever["SentenceTrans
         "Cross-encoder · {model_name} · conserva {top_k}",
         "交叉編碼器 · {model_name} · 保留 {top_k}",
     )
-
-    # Built from the slots of ``Params``.
-    children: list[BaseRetriever]
 
     class Params(CrossEncoderParams, RetrieverParams):
         children: list[ComponentRef] = children_param(

@@ -15,7 +15,7 @@ from rag.llms import (
 )
 from rag.tracing import TraceNode
 
-from ..base import BaseRetriever, CompositeRetriever, Hit, RerankParams, RetrievalError, RetrieverParams
+from ..base import CompositeRetriever, Hit, RerankParams, RetrievalError, RetrieverParams
 from ..composite import EnsembleRetriever  # noqa: F401  (registers the default child)
 
 ORDER_SCHEMA: dict[str, Any] = {
@@ -143,8 +143,7 @@ class LLMRerankRetriever(CompositeRetriever["LLMRerankRetriever.Params"]):
         "LLM 重新排序 · {llm_model.component} · 保留 {top_k}",
     )
 
-    # Built from the slots of ``Params``.
-    children: list[BaseRetriever]
+    # Built from the slots of ``Params`` (``children`` as on every composite).
     llm_model: LLM
 
     class Params(LLMOrderParams, RetrieverParams):
