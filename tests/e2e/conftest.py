@@ -25,8 +25,19 @@ DOCS_SCREENSHOTS = os.environ.get("TRELLIS_DOCS_SCREENSHOTS") == "1"
 PASSWORD = "correct horse battery"
 JOBS_TIMEOUT = 120
 
+# How long an expectation waits for the page. Playwright's 5 s is too short on a 2-core machine
+# where the server may be loading a model while the page asks its first questions.
+EXPECT_TIMEOUT_MS = 20_000
+
 # Playwright's sync API runs an event loop in this thread; Django must still allow the ORM here.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def patient_expectations():
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
 
 
 @pytest.fixture(scope="session")

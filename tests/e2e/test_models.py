@@ -25,7 +25,7 @@ def preset_card(page):
     page.get_by_role("button", name="New pipeline").click()
     dialog = page.get_by_role("dialog", name="New pipeline")
     card = dialog.locator("label.template-card", has_text="Hybrid + cross-encoder")
-    expect(card).to_be_visible()
+    expect(card).to_be_visible(timeout=30_000)  # the templates are validated against the installed models
     return dialog, card
 
 
