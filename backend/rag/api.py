@@ -19,16 +19,20 @@ import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, cast
 
 from .components import load_components
 from .core import ConfigObject, TrellisError, UnknownComponentError, build
 from .documents import Chunk, DocumentError, SourceDocument, parse_document
+from .documents.chunkers import Chunker
 from .embeddings.defaults import DEFAULT_ENGLISH_EMBEDDING
+from .llms import LLM
 from .presets import PRESETS
 from .retrievers import Hit
 from .strategies import Strategy, StrategyError
+from .strategies.components.rerankers import CrossEncoderReranker, LLMReranker
 from .strategies.slots import Outcome, Reranker
+from .strategies.synthesizer import ResponseSynthesizer
 
 RerankFunction = Callable[[str, list[Chunk]], Sequence[Any]]
 """A callable re-ranker: ``(query, documents) -> documents`` reordered (or their indices)."""
@@ -70,6 +74,12 @@ class Settings:
     max_input_tokens: int | None = None
     stream: bool = False
     use_chroma: bool | str | Path = False
+
+
+class _Reranking(Protocol):
+    """A strategy with a ``reranker`` slot (NaiveRAG, MapReduceRAG, CRAG)."""
+
+    reranker: Reranker | None
 
 
 class CallableReranker(Reranker):
@@ -241,7 +251,6 @@ def _reranker(settings: Settings, *, answer_llm: Any) -> Reranker | None:
     reranker, top_k = settings.reranker, settings.rerank_top_k
     if reranker is None:
         return None
-    registry = load_components()
     if callable(reranker) and not isinstance(reranker, ConfigObject):
         return CallableReranker(reranker, top_k)
     if isinstance(reranker, Reranker):
@@ -251,7 +260,7 @@ def _reranker(settings: Settings, *, answer_llm: Any) -> Reranker | None:
             llm = _llm(settings.reranker_model, "reranker_model")
         else:
             llm = answer_llm if reranker == "llm" else {"component": "LocalLLM", "params": {}}
-        return registry.get("LLMReranker")(llm=llm, top_k=top_k)
+        return LLMReranker(llm=llm, top_k=top_k)
     prefix, _, named = reranker.partition(":") if isinstance(reranker, str) else ("", "", "")
     model = DEFAULT_CROSS_ENCODER if reranker in ("local", "bge") else named if prefix in ("local", "bge") else ""
     if not model:
@@ -259,7 +268,7 @@ def _reranker(settings: Settings, *, answer_llm: Any) -> Reranker | None:
                          f"'bge:<model>' or a callable, got {reranker!r}")
     from .retrievers.cross_encoder.retriever import cross_encoder_problem
 
-    problem = cross_encoder_problem(model)
+    problem: str | None = cross_encoder_problem(model)
     if problem:
         if not Path(model).expanduser().is_dir():
             problem = (f"it has no local copy (no package ships re-ranker weights). To install it, run "
@@ -270,7 +279,7 @@ def _reranker(settings: Settings, *, answer_llm: Any) -> Reranker | None:
             f"reranker={reranker!r} needs the sequence-classification re-ranker {model}, which is not installed "
             f"here: {problem}. reranker='local-llm' re-ranks offline with the packaged local LLM."
         )
-    return registry.get("CrossEncoderReranker")(model_name=model, top_k=top_k)
+    return CrossEncoderReranker(model_name=model, top_k=top_k)
 
 
 class RAG:
@@ -454,15 +463,18 @@ class RAG:
         chunks, documents = self._load(data_source, self._chunker(settings))
         pipeline = self._pipeline(settings)
         embedding = _embedding(settings.embeddings)
-        model = settings.model if isinstance(settings.model, ConfigObject) else None
+        model = settings.model if isinstance(settings.model, LLM) else None
         key = (self._corpus_key, json.dumps(pipeline, sort_keys=True), json.dumps(embedding, sort_keys=True),
                str(settings.use_chroma), id(model))
         if self._built is None or self._built[0] != key:
             stores = self._stores(settings, embedding)
-            strategy = build(pipeline, kind="strategy", registry=load_components(),
+            strategy = build(pipeline, kind=Strategy, registry=load_components(),
                              infra={"chunks": chunks, "documents": documents, "persistence": stores})
             if model is not None:
-                strategy.response_synthesizer.llm = model
+                synthesizer = getattr(strategy, "response_synthesizer", None)
+                if not isinstance(synthesizer, ResponseSynthesizer):
+                    raise ValueError(f"{strategy.NAME} has no response synthesizer to answer with the model given")
+                synthesizer.llm = model
             if isinstance(stores, PersistentVectors):
                 stores.fill(strategy, chunks)
             self._built = (key, strategy, getattr(strategy, "reranker", None))
@@ -471,7 +483,7 @@ class RAG:
         if chosen is not None and "reranker" not in strategy.slots():
             raise ValueError(f"{strategy.NAME} has no re-ranking step")
         if "reranker" in strategy.slots():
-            strategy.reranker = chosen if chosen is not None else own_reranker
+            cast(_Reranking, strategy).reranker = chosen if chosen is not None else own_reranker
         return strategy
 
     def _settings(self, given: Mapping[str, Any]) -> Settings:
@@ -530,7 +542,7 @@ class RAG:
                json.dumps(chunker_config, sort_keys=True))
         if key == self._corpus_key and self._corpus is not None:
             return self._corpus
-        chunker = build(chunker_config, kind="chunker", registry=load_components())
+        chunker = build(chunker_config, kind=Chunker, registry=load_components())
         chunks: dict[int, dict[int, Chunk]] = {}
         documents: dict[int, SourceDocument] = {}
         skipped = []

@@ -2,6 +2,9 @@
 
 import json
 import re
+import sys
+import types
+import typing
 from typing import Any
 
 import jsonschema
@@ -17,6 +20,7 @@ from rag.core import (
     render_representation,
     validate_or_raise,
 )
+from rag.core.component import declared_params
 from rag.core.params import I18N_KEY, LABELS_KEY
 from rag.core.representation import placeholders, value_key
 
@@ -29,6 +33,21 @@ COMPONENTS = sorted(registry, key=lambda component: component.NAME)
 def example_params(component: type[ConfigObject]) -> dict[str, Any]:
     """Parameters that construct ``component``: its declared example, or nothing (defaults)."""
     return dict(getattr(component, "EXAMPLE_PARAMS", {}))
+
+
+def component_classes(root: type = ConfigObject):
+    """``root`` and every class below it, registered or not (the slot base classes among them)."""
+    yield root
+    for subclass in root.__subclasses__():
+        yield from component_classes(subclass)
+
+
+def slot_annotation(component: type[ConfigObject], name: str) -> Any:
+    """The annotation ``component`` gives the attribute holding slot ``name``, evaluated."""
+    owner = next((klass for klass in component.__mro__ if name in klass.__dict__.get("__annotations__", {})), None)
+    assert owner is not None, f"{component.NAME} does not annotate the attribute of its slot {name!r}"
+    namespace = {klass.__name__: klass for klass in component_classes()} | vars(sys.modules[owner.__module__])
+    return eval(owner.__annotations__[name], namespace)
 
 
 def walk_properties(schema: dict[str, Any]):
@@ -110,6 +129,30 @@ class TestComponentContract:
             for language, labels in tables.items():
                 assert set(labels) == {value_key(value) for value in options}, f"{component.NAME}.{name} ({language})"
                 assert all(label.strip() for label in labels.values())
+
+    def test_params_are_typed_by_the_type_argument_so_type_checkers_see_them(self, component):
+        assert declared_params(component) is component.Params, (
+            f"declare {component.__qualname__} as {component.__bases__[0].__name__}[\"{component.__name__}.Params\"]"
+        )
+
+    def test_slots_are_typed_by_the_base_class_of_their_kind(self, component):
+        for slot in component.slots().values():
+            annotation = slot_annotation(component, slot.name)
+            field = component.Params.model_fields[slot.name]
+            optional = not slot.required and field.default is None and field.default_factory is None
+            if slot.multiple:
+                assert typing.get_origin(annotation) is list, f"{component.NAME}.{slot.name}: {annotation}"
+                (held,) = typing.get_args(annotation)
+            elif optional:
+                assert isinstance(annotation, types.UnionType), f"{component.NAME}.{slot.name} may be None: {annotation}"
+                (held,) = set(typing.get_args(annotation)) - {type(None)}
+            else:
+                held = annotation
+            assert isinstance(held, type) and issubclass(held, ConfigObject), f"{component.NAME}.{slot.name}: {held}"
+            assert slot.kind == held.KIND, f"{component.NAME}.{slot.name} takes a {slot.kind}, typed {held.__name__}"
+            built = component(**example_params(component))
+            values = getattr(built, slot.name) if slot.multiple else [getattr(built, slot.name)]
+            assert all(value is None or isinstance(value, held) for value in values), f"{component.NAME}.{slot.name}"
 
     def test_names_and_descriptions_ship_in_every_language(self, component):
         for text in (component.DISPLAY_NAME, component.DESCRIPTION):

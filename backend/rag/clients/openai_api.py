@@ -88,7 +88,7 @@ def readable_errors(where: str, *, api_key: str, timeout: float, error: type[Tre
     except openai.APIStatusError as exc:
         logger.warning("%s answered HTTP %s: %s", where, exc.status_code, server_message(exc, api_key))
         raised = error(f"{where} answered HTTP {exc.status_code}{server_summary(getattr(exc, 'body', None))}")
-        raised.status = exc.status_code  # type: ignore[attr-defined]
+        raised.status = exc.status_code  # type: ignore[attr-defined]  # rides on whichever TrellisError subclass is given
         raise raised from None
     except openai.APITimeoutError:
         raise error(f"{where} did not answer within {timeout:g} s") from None

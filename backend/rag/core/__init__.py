@@ -1,6 +1,6 @@
 """The component core: multilingual texts, parameters, the registry, validation and the factory."""
 
-from .component import ConfigObject, CredentialResolver, RegistryVocabulary
+from .component import ConfigObject, CredentialResolver, ParamsT, RegistryVocabulary
 from .errors import (
     ConfigValidationError,
     CredentialError,
@@ -33,6 +33,7 @@ __all__ = [
     "FieldError",
     "MultilingualString",
     "Params",
+    "ParamsT",
     "Problem",
     "ReadableError",
     "Registry",

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import copy
+import sys
+import typing
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 
 from pydantic import SecretStr
 
@@ -17,11 +19,24 @@ from .schema import multilingual_schema
 if TYPE_CHECKING:
     from .registry import Registry
 
-CredentialResolver = Callable[[str], "ConfigObject"]
+CredentialResolver = Callable[[str], "ConfigObject[Any]"]
+
+ParamsT = TypeVar("ParamsT", bound=Params)
 
 
-class ConfigObject:
+class ConfigObject(Generic[ParamsT]):
     """A component: a class whose settings are exactly the fields of its ``Params`` model.
+
+    A component names its ``Params`` twice, once for pydantic and once for type checkers, so
+    that ``self.params`` has the type of its own model::
+
+        class BM25Retriever(BaseRetriever["BM25Retriever.Params"]):
+            class Params(RetrieverParams):
+                k1: float = param(1.2, ...)
+
+    Registration refuses a component whose type argument is not its ``Params``. Nested
+    components are attributes named after their slots; a component annotates them with the
+    base class of the slot's kind (``retriever: BaseRetriever``); the contracts check both.
 
     Subclasses declare ``Params``, ``KIND``, ``CATEGORY``, ``ICON``, ``DISPLAY_NAME``,
     ``DESCRIPTION`` and optionally ``SHORT_NAME`` (what a representation calls a nested one of
@@ -46,6 +61,9 @@ class ConfigObject:
     SHORT_NAME: ClassVar[MultilingualString | None] = None
     REPRESENTATION: ClassVar[MultilingualString | None] = None
     Params: ClassVar[type[Params]] = Params
+    params: ParamsT
+    # Set on each registered class by ``Registry.register``.
+    _registry: ClassVar[Registry]
 
     def __init__(self, **params: Any) -> None:
         from .validation import validate_params
@@ -55,7 +73,8 @@ class ConfigObject:
         if errors:
             raise ConfigValidationError(errors)
         assert normalised is not None
-        self.params = self.Params.model_validate(normalised)
+        # The registry checked that ``Params`` is the type argument ``ParamsT``.
+        self.params = cast(ParamsT, self.Params.model_validate(normalised))
         self._slots = slots
         for name, slot in slots.items():
             given = params.get(name)
@@ -90,7 +109,7 @@ class ConfigObject:
             load_components()
         return own
 
-    def _instantiate(self, reference: Mapping[str, Any] | None) -> ConfigObject | None:
+    def _instantiate(self, reference: Mapping[str, Any] | None) -> ConfigObject[Any] | None:
         if reference is None:
             return None
         return self.registry().get(reference["component"])(**reference["params"])
@@ -156,7 +175,7 @@ class ConfigObject:
 
     # -- serialisation ----------------------------------------------------------------------
 
-    def sub_components(self) -> Iterator[ConfigObject]:
+    def sub_components(self) -> Iterator[ConfigObject[Any]]:
         """The directly nested components, in declaration order."""
         for name, slot in self._slots.items():
             value = getattr(self, name)
@@ -244,7 +263,7 @@ class ConfigObject:
         url = params.get("base_url")
         return url if isinstance(url, str) else None
 
-    def get_credential(self, name: str) -> ConfigObject:
+    def get_credential(self, name: str) -> ConfigObject[Any]:
         """Resolve the credential component called ``name`` for this pipeline's owner."""
         if self._credential_resolver is None:
             raise CredentialError(f"{self.NAME} needs the credential {name!r}, but no credential store is available")
@@ -276,7 +295,35 @@ class RegistryVocabulary:
         return enum_label(self.registry.get(component).Params, param, value, self.language)
 
 
-def _without_secrets(params: dict[str, Any], component: ConfigObject) -> dict[str, Any]:
+def declared_params(cls: type[ConfigObject[Any]]) -> object | None:
+    """What ``cls`` names as its type argument (``BaseRetriever["X.Params"]``), resolved, from
+    the nearest class that names one; ``None`` when no class in its bases does. A name that
+    does not resolve is returned as written."""
+    for klass in cls.__mro__:
+        for base in klass.__dict__.get("__orig_bases__", ()):
+            origin = typing.get_origin(base)
+            if not (isinstance(origin, type) and issubclass(origin, ConfigObject)):
+                continue
+            (argument,) = typing.get_args(base)
+            if isinstance(argument, TypeVar):
+                continue
+            if isinstance(argument, typing.ForwardRef):
+                return _resolve(argument.__forward_arg__, klass)
+            return argument
+    return None
+
+
+def _resolve(dotted: str, klass: type) -> object:
+    # "X.Params", X being the class that names it (not yet bound in its module when it is
+    # registered) or a module-level name.
+    head, *rest = dotted.split(".")
+    value: object = klass if head == klass.__name__ else vars(sys.modules[klass.__module__]).get(head)
+    for name in rest:
+        value = getattr(value, name, None)
+    return dotted if value is None else value
+
+
+def _without_secrets(params: dict[str, Any], component: ConfigObject[Any]) -> dict[str, Any]:
     for name, value in component.params:
         if isinstance(value, SecretStr):
             params.pop(name, None)

@@ -3,14 +3,28 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar, overload
 
 from .component import ConfigObject, CredentialResolver
 from .registry import Registry
 from .registry import registry as default_registry
 from .validation import validate_or_raise
 
+C = TypeVar("C", bound="ConfigObject[Any]")
 
+
+@overload
+def build(
+    config: Mapping[str, Any],
+    *,
+    kind: type[C],
+    registry: Registry | None = None,
+    infra: Mapping[str, Any] | None = None,
+    credentials: CredentialResolver | None = None,
+) -> C: ...
+
+
+@overload
 def build(
     config: Mapping[str, Any],
     *,
@@ -18,11 +32,23 @@ def build(
     registry: Registry | None = None,
     infra: Mapping[str, Any] | None = None,
     credentials: CredentialResolver | None = None,
-) -> ConfigObject:
+) -> ConfigObject[Any]: ...
+
+
+def build(
+    config: Mapping[str, Any],
+    *,
+    kind: str | type[ConfigObject[Any]] | None = None,
+    registry: Registry | None = None,
+    infra: Mapping[str, Any] | None = None,
+    credentials: CredentialResolver | None = None,
+) -> ConfigObject[Any]:
     """Validate ``config`` and build the component tree it describes, ready to run.
 
-    Every node is constructed, then prepared bottom-up: ``set_trace_params`` (with its
-    normalised parameters), ``inject_infra(**infra)``, ``init_model()``.
+    ``kind`` is a component kind (``"retriever"``) or the base class of one (``BaseRetriever``,
+    which also types the result). Every node is constructed, then prepared bottom-up:
+    ``set_trace_params`` (with its normalised parameters), ``inject_infra(**infra)``,
+    ``init_model()``.
 
     Raises
     ------
@@ -30,8 +56,16 @@ def build(
         With every error of the tree and its JSON path; nothing is built.
     """
     registry = registry or default_registry
-    normalised = validate_or_raise(config, registry=registry, kind=kind)
-    root = registry.get(normalised["component"])(**normalised["params"])
+    kind_name: str | None
+    if isinstance(kind, type):
+        expected, kind_name = kind, kind.KIND
+    else:
+        expected, kind_name = None, kind
+    normalised = validate_or_raise(config, registry=registry, kind=kind_name)
+    component = registry.get(normalised["component"])
+    if expected is not None and not issubclass(component, expected):
+        raise TypeError(f"{component.NAME} is of kind {expected.KIND} but does not subclass {expected.__name__}")
+    root = component(**normalised["params"])
     prepare(root, infra=infra, credentials=credentials)
     return root
 

@@ -48,6 +48,7 @@ class MultilingualString:
     """
 
     __slots__ = ("_texts",)
+    _texts: dict[str, str]
 
     def __init__(self, en: str, es: str | None = None, zh_hant: str | None = None) -> None:
         if not isinstance(en, str) or not en.strip():

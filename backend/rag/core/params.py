@@ -190,8 +190,14 @@ def enum_label(params_model: type[Params], name: str, value: Any, language: str 
     extra = info.json_schema_extra if info is not None else None
     if not isinstance(extra, dict):
         return None
-    tables = extra.get(I18N_KEY, {}).get(LABELS_KEY)
-    if not tables:
+    texts = extra.get(I18N_KEY)
+    tables = texts.get(LABELS_KEY) if isinstance(texts, dict) else None
+    if not isinstance(tables, dict):
         return None
     key = value_key(value)
-    return tables.get(normalize_language(language), {}).get(key) or tables["en"].get(key)
+    for tag in (normalize_language(language), "en"):
+        table = tables.get(tag)
+        label = table.get(key) if isinstance(table, dict) else None
+        if isinstance(label, str) and label:
+            return label
+    return None

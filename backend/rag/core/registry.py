@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from .errors import RegistryError, UnknownComponentError
 from .multilingual import LANGUAGES, MultilingualString
@@ -37,7 +37,7 @@ KINDS: tuple[str, ...] = (
 
 _NAME = re.compile(r"^[A-Z][A-Za-z0-9]{1,63}$")
 
-C = TypeVar("C", bound="type[ConfigObject]")
+C = TypeVar("C", bound="type[ConfigObject[Any]]")
 
 
 class Registry:
@@ -48,7 +48,7 @@ class Registry:
     """
 
     def __init__(self) -> None:
-        self._components: dict[str, type[ConfigObject]] = {}
+        self._components: dict[str, type[ConfigObject[Any]]] = {}
         self._frozen = False
 
     @property
@@ -68,7 +68,7 @@ class Registry:
 
         return decorate(component) if component is not None else decorate
 
-    def _add(self, cls: type[ConfigObject], name: str) -> None:
+    def _add(self, cls: type[ConfigObject[Any]], name: str) -> None:
         if self._frozen:
             raise RegistryError(f"cannot register {name!r}: the component registry is frozen after start-up")
         if not _NAME.match(name):
@@ -84,7 +84,7 @@ class Registry:
         cls._registry = self
         self._components[name] = cls
 
-    def get(self, name: str) -> type[ConfigObject]:
+    def get(self, name: str) -> type[ConfigObject[Any]]:
         try:
             return self._components[name]
         except KeyError:
@@ -93,7 +93,7 @@ class Registry:
     def __contains__(self, name: object) -> bool:
         return name in self._components
 
-    def __iter__(self) -> Iterator[type[ConfigObject]]:
+    def __iter__(self) -> Iterator[type[ConfigObject[Any]]]:
         return iter(self._components.values())
 
     def __len__(self) -> int:
@@ -102,17 +102,24 @@ class Registry:
     def names(self) -> list[str]:
         return sorted(self._components)
 
-    def of_kind(self, kind: str) -> list[type[ConfigObject]]:
+    def of_kind(self, kind: str) -> list[type[ConfigObject[Any]]]:
         return [cls for cls in self._components.values() if kind == cls.KIND]
 
 
-def _check_declaration(cls: type[ConfigObject], name: str) -> None:
-    def fail(problem: str) -> None:
+def _check_declaration(cls: type[ConfigObject[Any]], name: str) -> None:
+    from .component import declared_params
+
+    def fail(problem: str) -> NoReturn:
         raise RegistryError(f"component {name!r} ({cls.__module__}.{cls.__qualname__}): {problem}")
 
     params_model = getattr(cls, "Params", None)
     if not (isinstance(params_model, type) and issubclass(params_model, Params)):
         fail("Params must subclass rag.core.params.Params")
+    declared = declared_params(cls)
+    if declared is not None and declared is not params_model:
+        fail(f"its type argument names {getattr(declared, '__qualname__', declared)!s} as its parameters, "
+             f"but its Params is {params_model.__qualname__}; declare it as {cls.__bases__[0].__name__}"
+             f"[\"{cls.__name__}.Params\"]")
     if getattr(cls, "KIND", None) not in KINDS:
         fail(f"KIND must be one of {', '.join(KINDS)}")
     for attribute in ("CATEGORY", "ICON"):

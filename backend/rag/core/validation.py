@@ -359,14 +359,16 @@ def validate_tree(
         check_availability=check_availability,
     )
     errors.extend(param_errors)
-    if not errors and check_availability:
-        problem = component.availability_problem(params)
-        if isinstance(problem, Problem):
-            errors.append(FieldError(join_path(path, "component"), problem.template, "unavailable", problem.context))
-        elif problem:
-            errors.append(FieldError(join_path(path, "component"), "{problem}", "unavailable", {"problem": problem}))
-    if errors:
+    if params is None or errors:
         return None, errors
+    if check_availability:
+        unavailable = component.availability_problem(params)
+        if isinstance(unavailable, Problem):
+            return None, [FieldError(join_path(path, "component"), unavailable.template, "unavailable",
+                                     unavailable.context)]
+        if unavailable:
+            return None, [FieldError(join_path(path, "component"), "{problem}", "unavailable",
+                                     {"problem": unavailable})]
     return {"component": name, "params": params}, []
 
 

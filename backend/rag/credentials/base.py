@@ -9,7 +9,7 @@ from typing import Annotated, Any, ClassVar
 from pydantic import AfterValidator, SecretStr
 
 from rag.clients.outbound import origin
-from rag.core import ConfigObject, CredentialError
+from rag.core import ConfigObject, CredentialError, ParamsT
 from rag.core.i18n import gettext_noop
 
 MASK = "••••"
@@ -56,7 +56,7 @@ class CredentialDestinationError(CredentialError):
         super().__init__(self.template.format(**self.context))
 
 
-class CredentialComponent(ConfigObject):
+class CredentialComponent(ConfigObject[ParamsT]):
     """Base of the credential components (kind ``credential``): a secret and the public settings
     that go with it, such as a base URL.
 

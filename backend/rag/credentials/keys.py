@@ -18,7 +18,7 @@ SEARCH_PROVIDERS = {"brave": ml("Brave Search"), "tavily": ml("Tavily"), "serper
 
 
 @register
-class OpenAIAPIKey(CredentialComponent):
+class OpenAIAPIKey(CredentialComponent["OpenAIAPIKey.Params"]):
     """An API key for an OpenAI-compatible server (OpenAI, Azure-style gateways, vLLM...).
 
     Parameters
@@ -83,7 +83,7 @@ class OpenAIAPIKey(CredentialComponent):
 
 
 @register
-class BearerToken(CredentialComponent):
+class BearerToken(CredentialComponent["BearerToken.Params"]):
     """A token sent in an HTTP header, for services that take a plain bearer token.
 
     Parameters
@@ -142,7 +142,7 @@ SEARCH_PROVIDER_ENDPOINTS: dict[str, str] = {
 
 
 @register
-class WebSearchAPIKey(CredentialComponent):
+class WebSearchAPIKey(CredentialComponent["WebSearchAPIKey.Params"]):
     """The API key of a web search provider, for web retrieval (CRAG's fallback).
 
     Parameters

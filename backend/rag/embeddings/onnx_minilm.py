@@ -107,7 +107,7 @@ class WordPieceOffsets:
 
 
 @register
-class AllMiniLML6V2OnnxEmbedding(EmbeddingModel):
+class AllMiniLML6V2OnnxEmbedding(EmbeddingModel["AllMiniLML6V2OnnxEmbedding.Params"]):
     """sentence-transformers/all-MiniLM-L6-v2 with int8 weights, run by onnxruntime on every core:
     English, 384 dimensions, 256 tokens; the default for English knowledge bases.
 
@@ -209,10 +209,10 @@ class AllMiniLML6V2OnnxEmbedding(EmbeddingModel):
             raise EmbeddingError(f"{self.NAME} could not load the int8 model: {exc}") from exc
         tokenizer.no_truncation()
         tokenizer.no_padding()
-        ids = {token: tokenizer.token_to_id(token) for token in ("[CLS]", "[SEP]", "[PAD]")}
-        if None in ids.values():
+        cls_id, sep_id, pad_id = (tokenizer.token_to_id(token) for token in ("[CLS]", "[SEP]", "[PAD]"))
+        if cls_id is None or sep_id is None or pad_id is None:
             raise EmbeddingError(f"{self.NAME}: the tokenizer lacks [CLS], [SEP] or [PAD]")
-        return LoadedOnnxModel(session, tokenizer, ids["[CLS]"], ids["[SEP]"], ids["[PAD]"])
+        return LoadedOnnxModel(session, tokenizer, cls_id, sep_id, pad_id)
 
     def _loaded_dimension(self) -> int:
         return self.DIMENSION

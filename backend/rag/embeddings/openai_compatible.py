@@ -20,7 +20,7 @@ KNOWN_MAX_TOKENS = {"text-embedding-3-small": 8191, "text-embedding-3-large": 81
 
 
 @register
-class OpenAICompatibleEmbedding(EmbeddingModel):
+class OpenAICompatibleEmbedding(EmbeddingModel["OpenAICompatibleEmbedding.Params"]):
     """Embeddings from an OpenAI-compatible ``/embeddings`` endpoint through the official
     ``openai`` client: OpenAI, Azure-style gateways, Ollama, vLLM, LM Studio, llama.cpp.
 

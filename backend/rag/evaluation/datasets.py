@@ -372,7 +372,7 @@ class _Reader:
             raise DatasetError(self.too_much)
 
     def lines(self, raw: IO[bytes], name: str) -> Iterator[str]:
-        stream: IO[bytes] = gzip.GzipFile(fileobj=raw) if name.endswith(".gz") else raw
+        stream: IO[bytes] | gzip.GzipFile = gzip.GzipFile(fileobj=raw) if name.endswith(".gz") else raw
         limit = self.limits.max_record_bytes
         number = 0
         while True:

@@ -23,7 +23,12 @@ from typing import Any
 from rag.components import load_components
 from rag.core import ConfigObject, TrellisError, build, readable_error, validate_or_raise
 from rag.embeddings import default_embedding_for_language
+from rag.llms import LLM
 from rag.presets import PRESETS
+from rag.retrievers import BaseRetriever
+from rag.retrievers.dense import DenseEmbeddingRetriever
+from rag.retrievers.sparse import BM25Retriever
+from rag.strategies import Strategy
 from rag.tracing import TraceRecorder, recording
 
 from .answers import (
@@ -105,12 +110,11 @@ def strategy_config(spec: str | Path | Mapping[str, Any]) -> dict[str, Any]:
         return {"component": "NaiveRAG", "params": {"retriever": presets[str(spec)].config()}}
     if not isinstance(spec, Mapping):
         raise ValueError("a pipeline is a preset name, a JSON file or a configuration dict")
-    if "strategy" in spec and "component" not in spec:
-        spec = spec["strategy"]
-    component = load_components().get(spec.get("component", ""))
+    reference = spec["strategy"] if "strategy" in spec and "component" not in spec else spec
+    component = load_components().get(reference.get("component", ""))
     if component.KIND == "retriever":
-        return {"component": "NaiveRAG", "params": {"retriever": dict(spec)}}
-    return dict(spec)
+        return {"component": "NaiveRAG", "params": {"retriever": dict(reference)}}
+    return dict(reference)
 
 
 def default_embedding(dataset: EvaluationDataset) -> dict[str, Any]:
@@ -152,7 +156,7 @@ def evaluate_pipeline(
     started = time.perf_counter()
     # Retrieval needs only the retriever tree; the whole strategy (and its LLM) is built only to
     # answer.
-    retriever = build(retriever_config, kind="retriever", registry=registry, infra=corpus.infra,
+    retriever = build(retriever_config, kind=BaseRetriever, registry=registry, infra=corpus.infra,
                       credentials=credentials)
     try:
         warm_up(retriever)
@@ -199,7 +203,7 @@ def evaluate_pipeline(
         retriever.close()
     answers = None
     if answered and not truncated:
-        strategy = build(normalised, kind="strategy", registry=registry, infra=corpus.infra, credentials=credentials)
+        strategy = build(normalised, kind=Strategy, registry=registry, infra=corpus.infra, credentials=credentials)
         try:
             answers = _answer(dataset, strategy, corpus, rows[:answered], judge, progress,
                               progress_offset + len(rows), total)
@@ -218,9 +222,9 @@ def warm_up(component: ConfigObject) -> None:
     the query embedding model), so the first timed query is not charged for it."""
     for child in component.sub_components():
         warm_up(child)
-    if component.NAME == "BM25Retriever":
+    if isinstance(component, BM25Retriever):
         component.index()
-    elif component.NAME == "DenseEmbeddingRetriever":
+    elif isinstance(component, DenseEmbeddingRetriever):
         embedder = component.embedder()
         embedder.embed_query("warm-up")
         persistence = component.persistence
@@ -372,7 +376,7 @@ def evaluate(
     if corpus is None:
         corpus = build_corpus(dataset, default_embedding=embedding, chunker=chunker, cache_dir=cache_dir)
     if judge is not None and not isinstance(judge, ConfigObject):
-        judge = build(judge, kind="llm", registry=load_components(), credentials=credentials)
+        judge = build(judge, kind=LLM, registry=load_components(), credentials=credentials)
     per_pipeline = len(dataset.queries) + min(options.answer_queries, len(dataset.queries))
     total = per_pipeline * len(pipelines)
     results = []

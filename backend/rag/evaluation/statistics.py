@@ -24,7 +24,7 @@ def percentile(values: Sequence[float], q: float) -> float:
     return float(np.percentile(np.asarray(values, dtype=np.float64), q))
 
 
-def bootstrap_ci(values: Sequence[float], *, confidence: float = 0.95, resamples: int = 2000,
+def bootstrap_ci(values: Sequence[float] | np.ndarray, *, confidence: float = 0.95, resamples: int = 2000,
                  seed: int = 0) -> tuple[float, float]:
     """Percentile bootstrap interval of the mean of ``values``.
 

@@ -6,10 +6,12 @@ import json
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from rag.core import ConfigObject, TrellisError
 from rag.tracing import current_recorder
+
+from .params import LLMParams
 
 Message = dict[str, str]
 """``{"role": "system" | "user" | "assistant", "content": "..."}``"""
@@ -73,7 +75,10 @@ class Attempt:
         return {"raw": self.raw[:2000], "problems": self.problems}
 
 
-class LLM(ConfigObject):
+LLMParamsT = TypeVar("LLMParamsT", bound=LLMParams)
+
+
+class LLM(ConfigObject[LLMParamsT]):
     """Base of LLM components. Subclasses implement ``_generate``, ``_stream`` and
     ``_function_call_text``; the base counts calls and validates function-call arguments."""
 

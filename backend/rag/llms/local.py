@@ -54,7 +54,7 @@ def available_cores() -> int:
 
 
 @register
-class LocalLLM(LLM):
+class LocalLLM(LLM["LocalLLM.Params"]):
     """A small chat model running on this machine's CPU, no key or network needed.
 
     The default is the packaged Qwen2.5 0.5B Instruct (Q4 GGUF, verified by SHA-256); the

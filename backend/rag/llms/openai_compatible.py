@@ -14,7 +14,7 @@ from .params import LLMParams
 
 
 @register
-class OpenAICompatibleLLM(LLM):
+class OpenAICompatibleLLM(LLM["OpenAICompatibleLLM.Params"]):
     """A chat model served by OpenAI or any server speaking its API.
 
     ``base_url`` for common servers: OpenAI ``https://api.openai.com/v1``; Ollama

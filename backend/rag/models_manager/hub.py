@@ -84,8 +84,7 @@ def download_snapshot(repo_id: str, partial_root: Path, *, revision: str | None,
     for remote in chosen:
         if verified.get(remote.path) != (remote.sha256 or remote.blob_id) or not (target / remote.path).is_file():
             _download(repo_id, remote, commit, target, base, token, counter)
-            _verify(target / remote.path, remote, repo_id)
-            verified[remote.path] = remote.sha256 or remote.blob_id
+            verified[remote.path] = _verify(target / remote.path, remote, repo_id)
             _write_verified(folder, verified)
         counter.file_done(remote.size)
     # What was not asked for (and huggingface_hub's own bookkeeping) is not part of the model.
@@ -212,7 +211,8 @@ def _download(repo_id: str, remote: RemoteFile, commit: str, target: Path, endpo
                                 repo_id=repo_id, error=type(exc).__name__) from None
 
 
-def _verify(path: Path, remote: RemoteFile, repo_id: str) -> None:
+def _verify(path: Path, remote: RemoteFile, repo_id: str) -> str:
+    """The hub's checksum of ``remote``, once ``path`` is checked against it (deleted if it fails)."""
     if path.stat().st_size != remote.size:
         path.unlink(missing_ok=True)
         raise ModelInstallError(gettext_noop("{path} of {repo_id} arrived with {size} bytes instead of {expected}; "
@@ -232,6 +232,7 @@ def _verify(path: Path, remote: RemoteFile, repo_id: str) -> None:
         path.unlink(missing_ok=True)
         raise ModelInstallError(gettext_noop("{path} of {repo_id} does not match the hub's checksum; it was deleted, "
                                              "start the install again"), "checksum", path=remote.path, repo_id=repo_id)
+    return expected
 
 
 def _file_digest(path: Path, digest: Any) -> str:

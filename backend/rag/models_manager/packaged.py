@@ -57,8 +57,8 @@ def packaged_models() -> list[InstalledModel]:
     """The packaged models whose packages are installed here (sizes from their files)."""
     found = []
     for model in PACKAGED:
-        folders = [_folder(module) for module in model.modules]
-        if any(folder is None for folder in folders):
+        folders = [folder for module in model.modules if (folder := _folder(module)) is not None]
+        if len(folders) < len(model.modules):
             continue
         found.append(InstalledModel(
             name=model.name, kind=model.kind, path=folders[0], size=sum(folder_size(folder) for folder in folders),

@@ -6,7 +6,8 @@ import json
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from rag.core import ConfigObject, Params, ml, param, register
+from rag.core import ConfigObject, ml, param, register
+from rag.core import Params as BaseParams
 
 DEFAULT_INSTRUCTIONS = """You plan the retrieval of passages that answer a question. You may consult \
 the retrievers listed in the catalog, each as often as useful, asking each for as many results \
@@ -23,7 +24,7 @@ Example: {"sufficient": false, "reason": "The pool is empty; search by meaning a
 
 
 @register
-class AgenticEnsemblePrompt(ConfigObject):
+class AgenticEnsemblePrompt(ConfigObject["AgenticEnsemblePrompt.Params"]):
     """Instructions plus the rendered situation (question, catalog, pool, round)."""
 
     KIND: ClassVar[str] = "prompt"
@@ -42,7 +43,7 @@ class AgenticEnsemblePrompt(ConfigObject):
         "規劃提示詞 · 每個區塊 {pool_preview_characters} 字元",
     )
 
-    class Params(Params):
+    class Params(BaseParams):
         instructions: str = param(
             DEFAULT_INSTRUCTIONS, min_length=20, max_length=20_000,
             title=ml("Instructions", "Instrucciones", "指示"),

@@ -7,7 +7,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from rag.core import ConfigObject, Params, TrellisError, ml, param, readable_error
 from rag.documents.models import Chunk, ChunksByDocument, SourceDocument
@@ -76,7 +76,10 @@ class RetrieverParams(Params):
     )
 
 
-class BaseRetriever(ConfigObject):
+RetrieverParamsT = TypeVar("RetrieverParamsT", bound=RetrieverParams)
+
+
+class BaseRetriever(ConfigObject[RetrieverParamsT]):
     """Base of every retriever.
 
     Subclasses implement ``_search`` (and ``score_chunks``); ``retrieve`` adds timing, the trace
@@ -99,6 +102,7 @@ class BaseRetriever(ConfigObject):
 
     def inject_infra(
         self,
+        *,
         env_path: str | Path | None = None,
         chunks: ChunksByDocument | None = None,
         persistence: Any = None,
@@ -313,7 +317,7 @@ def result_row(hit: Hit, rank: int, documents: Mapping[int, SourceDocument] | No
     return row
 
 
-class CompositeRetriever(BaseRetriever):
+class CompositeRetriever(BaseRetriever[RetrieverParamsT]):
     """A retriever over child retrievers (the ``children`` parameter)."""
 
     children: list[BaseRetriever]

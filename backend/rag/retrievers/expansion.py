@@ -164,8 +164,8 @@ def merge(chunks: Sequence[Chunk], document_chunks: Mapping[int, Mapping[int, Ch
     for rank, chunk in enumerate(chunks):
         if rank not in replaced:
             merged.append(chunk)
-        elif replaced[rank] is not None:
-            merged.append(replaced[rank])
+        elif (replacement := replaced[rank]) is not None:
+            merged.append(replacement)
     return merged
 
 

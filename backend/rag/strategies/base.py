@@ -17,14 +17,19 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar
 
-from rag.core import ConfigObject, Params, TrellisError, readable_error
+from rag.core import ConfigObject, Params, ParamsT, TrellisError, readable_error
 from rag.documents.models import SourceDocument
 from rag.retrievers import BaseRetriever, Hit, RetrievalError
 from rag.tracing import TraceRecorder, recording
 
 logger = logging.getLogger(__name__)
 
-_END = object()
+
+class _End:
+    """The type of ``_END``."""
+
+
+_END = _End()
 """Marks the end of a run's events."""
 
 Event = dict[str, Any]
@@ -72,7 +77,7 @@ class RunContext:
                       "llm_calls": 0, "elapsed_ms": 0.0},
         }
 
-    def emit(self, event: Event) -> None:
+    def emit(self, event: Event | _End) -> None:
         if self._on_event is not None:
             self._on_event(event)
         else:
@@ -119,7 +124,7 @@ class RunHandle:
         return self._run.state
 
 
-class Strategy(ConfigObject):
+class Strategy(ConfigObject[ParamsT]):
     """Base of strategies. Subclasses implement ``_execute(run)`` with the helpers below.
 
     ``POSITIONAL`` names the parameters that may also be given by position, in order, as the

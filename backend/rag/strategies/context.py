@@ -47,7 +47,7 @@ class Selection:
     """The passages kept (their text possibly cut) and what happened to the others."""
 
     hits: list[Hit]
-    duplicates: list[dict[str, int]] = field(default_factory=list)
+    duplicates: list[dict[str, int | None]] = field(default_factory=list)  # "of": the passage it repeats, if any
     """``{"chunk_id": dropped, "of": the passage that already holds its text}``"""
     trimmed: list[dict[str, Any]] = field(default_factory=list)
     """``{"chunk_id", "reason": "overlap" | "budget", "characters": kept, "of": original}``"""

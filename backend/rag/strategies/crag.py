@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 from rag.core import ComponentRef, component_param, ml, register
-from rag.retrievers import Hit
+from rag.retrievers import BaseRetriever, Hit
 
 from .base import RunContext, Strategy, set_chunks
 from .params import AnsweringParams
+from .slots import RelevanceEvaluator, Reranker, WebRetriever
 from .steps import rerank_step, web_step
+from .synthesizer import ResponseSynthesizer
 
 RELEVANT, IRRELEVANT, AMBIGUOUS = "relevant", "irrelevant", "ambiguous"
 
 
 @register
-class CRAG(Strategy):
+class CRAG(Strategy["CRAG.Params"]):
     """Corrective RAG (DESIGN §6): the evaluator's per-chunk verdicts decide the branch.
 
     All relevant → ``relevant``: answer from the chunks. None → ``irrelevant``: search the web
@@ -39,6 +41,13 @@ class CRAG(Strategy):
         "CRAG · {retriever.component} · juez {relevance_evaluator.component|ninguno} · web {web_retriever.component|ninguna}",
         "CRAG · {retriever.component} · 評估 {relevance_evaluator.component|無} · 網路 {web_retriever.component|無}",
     )
+
+    # Built from the slots of ``Params``.
+    retriever: BaseRetriever
+    response_synthesizer: ResponseSynthesizer
+    reranker: Reranker | None
+    relevance_evaluator: RelevanceEvaluator | None
+    web_retriever: WebRetriever | None
 
     class Params(AnsweringParams):
         relevance_evaluator: ComponentRef | None = component_param(

@@ -5,14 +5,17 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from rag.core import ComponentRef, component_param, ml, param, ref, register
+from rag.retrievers import BaseRetriever
 
 from .base import RunContext, Strategy, positional_params, set_chunks
 from .params import AnsweringParams
+from .slots import QueryTransformer, Reranker
 from .steps import FuseFunction, fuse_step, rerank_step, retrieve_each, transform_step
+from .synthesizer import ResponseSynthesizer
 
 
 @register
-class MapReduceRAG(Strategy):
+class MapReduceRAG(Strategy["MapReduceRAG.Params"]):
     """Map: the transformer turns the question into variants, each retrieved on its own.
     Reduce: the rankings are fused and the best ``top_k`` answer the question.
 
@@ -45,6 +48,12 @@ class MapReduceRAG(Strategy):
         "Map-reduce · {transformer.component} · {fuse_fn} · {top_k} mejores",
         "Map-Reduce · {transformer.component} · {fuse_fn} · 前 {top_k} 名",
     )
+
+    # Built from the slots of ``Params``.
+    retriever: BaseRetriever
+    response_synthesizer: ResponseSynthesizer
+    reranker: Reranker | None
+    transformer: QueryTransformer
 
     class Params(AnsweringParams):
         transformer: ComponentRef = component_param(

@@ -5,16 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 from rag.core import ComponentRef, ConfigObject, component_param, ml, param, register
-from rag.retrievers import Hit
+from rag.retrievers import BaseRetriever, Hit
 
 from .base import RunContext, Strategy, set_chunks
 from .params import AnsweringParams
+from .slots import QueryTransformer, RelevanceFilter, Reranker
 from .steps import expand_and_retrieve, filter_step, rerank_step
-from .synthesizer import ResponseSynthesizer  # noqa: F401  (registers the default synthesizer)
+from .synthesizer import ResponseSynthesizer
 
 
 @register
-class NaiveRAG(Strategy):
+class NaiveRAG(Strategy["NaiveRAG.Params"]):
     """Retrieve once (or once per expanded query, fused by RRF), optionally filter and re-rank,
     then answer: ``[query_expansion?] → retrieve → [relevance_filter?] → [reranker?] → generate``.
 
@@ -45,6 +46,13 @@ class NaiveRAG(Strategy):
         "基本 RAG · {retriever.component} → {response_synthesizer.llm.component}",
     )
 
+    # Built from the slots of ``Params``.
+    retriever: BaseRetriever
+    response_synthesizer: ResponseSynthesizer
+    reranker: Reranker | None
+    query_transformer: QueryTransformer | None
+    relevance_filter: RelevanceFilter | None
+
     class Params(AnsweringParams):
         query_transformer: ComponentRef | None = component_param(
             "query_transformer", optional=True,
@@ -71,13 +79,13 @@ class NaiveRAG(Strategy):
         )
 
     @property
-    def query_expansion(self) -> ConfigObject | None:
+    def query_expansion(self) -> QueryTransformer | None:
         """The optional query expansion step (the ``query_transformer`` parameter)."""
         return self.query_transformer
 
     @query_expansion.setter
     def query_expansion(self, component: ConfigObject | None) -> None:
-        if component is not None and getattr(component, "KIND", None) != "query_transformer":
+        if component is not None and not isinstance(component, QueryTransformer):
             raise ValueError(f"query_expansion takes a query transformer, not {_kind(component)}")
         self.query_transformer = component
 

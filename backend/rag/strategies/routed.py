@@ -23,7 +23,7 @@ from rag.core import (
 )
 
 from .base import RunContext, Strategy
-from .slots import Classifier
+from .slots import Classifier, Router
 
 Predicate = Callable[[str], "bool | Awaitable[bool]"]
 
@@ -59,7 +59,7 @@ def branch_problem(branches: list[tuple[str | None, bool]], *, router: bool) -> 
     return None
 
 
-class PredicateClassifier(Classifier):
+class PredicateClassifier(Classifier[Params]):
     """A Python predicate ``question -> bool`` (or an awaitable of one) as a classifier.
 
     Exists only in Python: a strategy holding one is not saved as JSON (its configuration names
@@ -104,7 +104,7 @@ def _wait(awaitable: Awaitable[Any]) -> Any:
 
 
 @register
-class RouteBranch(ConfigObject):
+class RouteBranch(ConfigObject["RouteBranch.Params"]):
     """One branch of a routed strategy: a name, a strategy, and (classifier mode) a classifier."""
 
     KIND = "route_branch"
@@ -121,6 +121,10 @@ class RouteBranch(ConfigObject):
         "{name} · {classifier.component|decide el enrutador} → {strategy.component}",
         "{name} · {classifier.component|由路由器決定} → {strategy.component}",
     )
+
+    # Built from the slots of ``Params``.
+    classifier: Classifier | None
+    strategy: Strategy
 
     class Params(Params):
         name: str = param(
@@ -149,7 +153,7 @@ class RouteBranch(ConfigObject):
 
 
 @register
-class RoutedStrategy(Strategy):
+class RoutedStrategy(Strategy["RoutedStrategy.Params"]):
     """Routes each question to one branch (DESIGN §6).
 
     Classifier mode: branches are tried in order and the first whose classifier matches takes
@@ -173,7 +177,12 @@ class RoutedStrategy(Strategy):
         "路由 · {branches.name} · 路由器 {router.component|分類器}",
     )
 
-    class Params(Strategy.Params):
+    # Built from the slots of ``Params``.
+    branches: list[RouteBranch]
+    router: Router | None
+    no_match: Strategy | None
+
+    class Params(Params):
         branches: list[ComponentRef] = children_param(
             "route_branch", min_children=0, default=[],
             title=ml("Branches", "Ramas", "分支"),
@@ -286,8 +295,11 @@ class RoutedStrategy(Strategy):
             return chosen, {"mode": "router", "route": decision.route, "why": decision.reason,
                             "details": decision.details}
         for branch in self.branches:
-            if branch.classifier.matches(question):
-                label = getattr(branch.classifier, "label", branch.classifier.NAME)
+            classifier = branch.classifier
+            if classifier is None:  # refused when the branches were set; kept for a readable error
+                raise TrellisError(f"in classifier mode every branch needs a classifier: {branch.params.name!r} has none")
+            if classifier.matches(question):
+                label = getattr(classifier, "label", classifier.NAME)
                 return branch, {"mode": "classifier", "route": branch.params.name,
                                 "why": f"{label} matched (first match in order)"}
         return None, {"mode": "classifier", "route": NO_MATCH, "why": "no classifier matched"}

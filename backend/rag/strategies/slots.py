@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from rag.core import ConfigObject
+from rag.core import ConfigObject, ParamsT
 from rag.retrievers import Hit
 
 
@@ -36,7 +36,7 @@ class RouteDecision:
     details: dict[str, Any] = field(default_factory=dict)
 
 
-class QueryTransformer(ConfigObject):
+class QueryTransformer(ConfigObject[ParamsT]):
     """Turns a question into the queries to retrieve with (the original included when useful)."""
 
     KIND: ClassVar[str] = "query_transformer"
@@ -47,7 +47,7 @@ class QueryTransformer(ConfigObject):
         raise NotImplementedError
 
 
-class RelevanceFilter(ConfigObject):
+class RelevanceFilter(ConfigObject[ParamsT]):
     """Keeps the hits that are relevant to the question, in their order."""
 
     KIND: ClassVar[str] = "relevance_filter"
@@ -57,7 +57,7 @@ class RelevanceFilter(ConfigObject):
         raise NotImplementedError
 
 
-class RelevanceEvaluator(ConfigObject):
+class RelevanceEvaluator(ConfigObject[ParamsT]):
     """A relevant / not relevant verdict per hit (CRAG decides from them)."""
 
     KIND: ClassVar[str] = "relevance_evaluator"
@@ -67,7 +67,7 @@ class RelevanceEvaluator(ConfigObject):
         raise NotImplementedError
 
 
-class Reranker(ConfigObject):
+class Reranker(ConfigObject[ParamsT]):
     """Re-orders hits (and may keep fewer)."""
 
     KIND: ClassVar[str] = "reranker"
@@ -77,7 +77,7 @@ class Reranker(ConfigObject):
         raise NotImplementedError
 
 
-class WebRetriever(ConfigObject):
+class WebRetriever(ConfigObject[ParamsT]):
     """Searches the web; results become chunks whose metadata holds ``url`` and ``title``."""
 
     KIND: ClassVar[str] = "web_retriever"
@@ -87,7 +87,7 @@ class WebRetriever(ConfigObject):
         raise NotImplementedError
 
 
-class Router(ConfigObject):
+class Router(ConfigObject[ParamsT]):
     """Chooses one of ``routes`` for a question (or its default route)."""
 
     KIND: ClassVar[str] = "router"
@@ -97,7 +97,7 @@ class Router(ConfigObject):
         raise NotImplementedError
 
 
-class Classifier(ConfigObject):
+class Classifier(ConfigObject[ParamsT]):
     """A yes/no predicate on the question, for first-match routing."""
 
     KIND: ClassVar[str] = "classifier"

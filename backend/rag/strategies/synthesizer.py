@@ -9,7 +9,10 @@ from typing import Any, ClassVar, Literal
 
 from rag.core import ComponentRef, ConfigObject, Params, component_param, ml, param, ref, register
 from rag.documents.models import SourceDocument
-from rag.llms import LocalLLM  # noqa: F401  (registers the default llm)
+from rag.llms import (
+    LLM,
+    LocalLLM,  # noqa: F401  (registers the default llm)
+)
 from rag.retrievers import Hit
 
 from .answer_prompts import INSTRUCTIONS, LANGUAGES, detect_language, example_turns, user_message
@@ -40,7 +43,7 @@ class Prepared:
 
 
 @register
-class ResponseSynthesizer(ConfigObject):
+class ResponseSynthesizer(ConfigObject["ResponseSynthesizer.Params"]):
     """Writes the answer from the chunks with an LLM, citing them as ``[n]``.
 
     The model is asked for the direct answer first, in one short sentence of the question's
@@ -70,6 +73,9 @@ class ResponseSynthesizer(ConfigObject):
         "Respuesta · {llm.component} · ≤{max_passages} pasajes · ≤{max_input_tokens} tokens de entrada",
         "回答 · {llm.component} · ≤{max_passages} 段 · 輸入 ≤{max_input_tokens} token",
     )
+
+    # Built from the slots of ``Params``.
+    llm: LLM
 
     class Params(Params):
         llm: ComponentRef = component_param(
@@ -212,7 +218,7 @@ class ResponseSynthesizer(ConfigObject):
             "truncated": cut[0]["chunk_id"] if cut else None,
             "estimate": "CJK characters + other characters / 4",
         }
-        dropped_ids = set(account["dropped"])
+        dropped_ids = {*fitted.dropped, *over_limit}
         dropped = [hit for hit in unique.hits if hit.chunk.id in dropped_ids]
         return Prepared(messages, sent, dropped, account, language)
 

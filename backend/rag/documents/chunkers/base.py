@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any, ClassVar
 
-from rag.core import ConfigObject
+from rag.core import ConfigObject, ParamsT
 
 from ..parsers.base import Section
 
@@ -39,7 +39,7 @@ class ChunkDraft:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
-class Chunker(ConfigObject):
+class Chunker(ConfigObject[ParamsT]):
     """Base of chunker components: ``split`` sections into ``ChunkDraft``s.
 
     Consecutive sections under the same heading (typically the pages of a PDF) are split as one

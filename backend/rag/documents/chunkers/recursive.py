@@ -8,7 +8,8 @@ from itertools import pairwise
 
 from pydantic import model_validator
 
-from rag.core import Params, ml, param, register
+from rag.core import Params as BaseParams
+from rag.core import ml, param, register
 
 from .base import Chunker
 
@@ -21,7 +22,7 @@ Span = tuple[int, int]
 
 
 @register
-class RecursiveCharacterChunker(Chunker):
+class RecursiveCharacterChunker(Chunker["RecursiveCharacterChunker.Params"]):
     """Cut text at the coarsest boundary that works, then merge the pieces into chunks.
 
     The first separator that occurs in a text splits it; pieces still longer than
@@ -51,7 +52,7 @@ class RecursiveCharacterChunker(Chunker):
         "遞迴 · {chunk_size} 字元 · 重疊 {chunk_overlap}",
     )
 
-    class Params(Params):
+    class Params(BaseParams):
         chunk_size: int = param(
             1000,
             title=ml("Chunk size (characters)", "Tamaño del fragmento (caracteres)", "區塊大小（字元）"),

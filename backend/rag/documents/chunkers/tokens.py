@@ -57,7 +57,7 @@ class HuggingFaceTokenizer:
 
 
 @register
-class TokenChunker(Chunker):
+class TokenChunker(Chunker["TokenChunker.Params"]):
     """Windows of ``chunk_size`` tokens, each sharing ``chunk_overlap`` tokens with the last.
 
     Tokens are those of the knowledge base's embedding model, so a chunk is never truncated

@@ -94,8 +94,8 @@ def parse_document_isolated(
         raise _error(filename, gettext_noop("the {format} parser stopped unexpectedly"), "parser_crashed",
                      {"format": _FORMAT_NAMES[kind], "detail": detail[0][:160]})
     if "error" in answer:
-        error = answer["error"]
-        raise _error(filename, error["template"], error["code"], error["context"])
+        reported = answer["error"]
+        raise _error(filename, reported["template"], reported["code"], reported["context"])
     return ParsedDocument(
         mime=answer["mime"],
         sections=[Section(section["text"], section["metadata"]) for section in answer["sections"]],

@@ -9,8 +9,11 @@ from typing import Any
 
 from rag.core import ComponentRef, children_param, component_param, ml, param, ref, register
 from rag.documents.models import Chunk
-from rag.llms import LocalLLM  # noqa: F401  (registers the default llm_model)
-from rag.prompts import AgenticEnsemblePrompt  # noqa: F401  (registers the default prompt)
+from rag.llms import (
+    LLM,
+    LocalLLM,  # noqa: F401  (registers the default llm_model)
+)
+from rag.prompts import AgenticEnsemblePrompt
 from rag.tracing import TraceNode, current_recorder
 
 from ..base import CompositeRetriever, Hit, RetrieverParams
@@ -80,7 +83,7 @@ def split_operations(
 
 
 @register
-class AgenticEnsembleRetriever(CompositeRetriever):
+class AgenticEnsembleRetriever(CompositeRetriever["AgenticEnsembleRetriever.Params"]):
     """An LLM plans which children to consult and at what ``top_k``, then judges after each
     round whether the pool answers the question (DESIGN §5).
 
@@ -112,6 +115,10 @@ class AgenticEnsembleRetriever(CompositeRetriever):
         "Agéntico · {children} · rondas ≤ {max_iters} · conjunto {max_chunks}",
         "代理式 · {children} · 最多 {max_iters} 輪 · 候選集 {max_chunks}",
     )
+
+    # Built from the slots of ``Params`` (``children`` as on every composite).
+    prompt: AgenticEnsemblePrompt
+    llm_model: LLM
 
     class Params(RetrieverParams):
         children: list[ComponentRef] = children_param(

@@ -65,7 +65,7 @@ def weighted_fusion(rankings: Sequence[Sequence[Hit]], weights: Sequence[float])
 
 
 @register
-class EnsembleRetriever(CompositeRetriever):
+class EnsembleRetriever(CompositeRetriever["EnsembleRetriever.Params"]):
     """Queries every child in parallel and fuses their rankings, one entry per chunk.
 
     ``rrf``: reciprocal rank fusion, Σ 1 / (rrf_k + rank). ``weighted``: each child's scores

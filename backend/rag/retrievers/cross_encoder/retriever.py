@@ -131,7 +131,7 @@ class CrossEncoderParams(RerankParams):
 
 
 @register
-class SentenceTransformerCrossEncoderRetriever(CompositeRetriever):
+class SentenceTransformerCrossEncoderRetriever(CompositeRetriever["SentenceTransformerCrossEncoderRetriever.Params"]):
     """Asks its one child for candidates (the child's own ``top_k`` sets how many), scores each
     (question, chunk) pair with a cross-encoder, and keeps the best ``top_k``.
 

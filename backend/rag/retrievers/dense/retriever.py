@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from rag.core import ComponentRef, ConfigObject, TrellisError, component_param, ml, param, register
+from rag.core import ComponentRef, TrellisError, component_param, ml, param, register
 from rag.tracing import TraceNode
 
 from ..base import BaseRetriever, Hit, RetrieverParams
 
+if TYPE_CHECKING:
+    from rag.embeddings import EmbeddingModel
+
 
 @register
-class DenseEmbeddingRetriever(BaseRetriever):
+class DenseEmbeddingRetriever(BaseRetriever["DenseEmbeddingRetriever.Params"]):
     """Embeds the question and returns the chunks whose vectors are nearest.
 
     Vectors live in the knowledge base's Chroma collection for the embedding model and metric;
@@ -40,6 +43,9 @@ class DenseEmbeddingRetriever(BaseRetriever):
         "Denso · {embedding_model.component|modelo de la base} · {similarity_metric} · {top_k} mejores",
         "稠密 · {embedding_model.component|知識庫模型} · {similarity_metric} · 前 {top_k} 名",
     )
+
+    # Built from the slots of ``Params``.
+    embedding_model: EmbeddingModel | None
 
     class Params(RetrieverParams):
         top_k: int = param(
@@ -70,8 +76,6 @@ class DenseEmbeddingRetriever(BaseRetriever):
                 "留空即使用知識庫本身的模型；選擇其他模型會為知識庫新增一個向量索引，並在背景建立。",
             ),
         )
-
-    embedding_model: ConfigObject | None
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)

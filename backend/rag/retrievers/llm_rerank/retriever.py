@@ -117,7 +117,7 @@ class LLMOrderParams(RerankParams):
 
 
 @register
-class LLMRerankRetriever(CompositeRetriever):
+class LLMRerankRetriever(CompositeRetriever["LLMRerankRetriever.Params"]):
     """Asks its one child for candidates, then asks an LLM for the complete order of them.
 
     The answer must be ``{"order": [...]}`` naming every candidate id exactly once; a malformed
@@ -142,6 +142,9 @@ class LLMRerankRetriever(CompositeRetriever):
         "Reordenar con LLM · {llm_model.component} · conserva {top_k}",
         "LLM 重新排序 · {llm_model.component} · 保留 {top_k}",
     )
+
+    # Built from the slots of ``Params`` (``children`` as on every composite).
+    llm_model: LLM
 
     class Params(LLMOrderParams, RetrieverParams):
         children: list[ComponentRef] = children_param(

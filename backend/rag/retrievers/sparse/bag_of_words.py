@@ -12,7 +12,8 @@ from pydantic import AliasChoices, Field, StringConstraints, WithJsonSchema, fie
 from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import PydanticCustomError
 
-from rag.core import ConfigObject, Params, ml, param, register
+from rag.core import ConfigObject, ml, param, register
+from rag.core import Params as BaseParams
 
 from . import text as textproc
 from .stop_words import stop_words
@@ -24,7 +25,7 @@ DocumentShare = Annotated[int | float, WithJsonSchema({"type": "number", "minimu
 
 
 @register
-class BagOfWordsConverter(ConfigObject):
+class BagOfWordsConverter(ConfigObject["BagOfWordsConverter.Params"]):
     """Turns texts into bags of terms and term-count matrices.
 
     ``analyze`` gives the terms of one text (n-grams included); ``fit`` learns a vocabulary
@@ -67,7 +68,7 @@ class BagOfWordsConverter(ConfigObject):
         "詞袋 · {analyzer} · {ngram_min}–{ngram_max}-gram · 停用詞：{stop_words}",
     )
 
-    class Params(Params):
+    class Params(BaseParams):
         analyzer: Literal["word", "char", "char_wb"] = param(
             "word",
             title=ml("Analyzer", "Analizador", "分析單位"),

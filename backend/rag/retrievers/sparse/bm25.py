@@ -283,7 +283,8 @@ class BM25Index:
             weight_parts.append(weights[start:stop] * repeat if repeat != 1 else weights[start:stop])
         rows = row_parts[0] if len(row_parts) == 1 else np.concatenate(row_parts)
         values = weight_parts[0] if len(weight_parts) == 1 else np.concatenate(weight_parts)
-        scores = np.bincount(rows, weights=values, minlength=n_documents)
+        # Float scores: numpy's stubs type every bincount as counts, weighted or not.
+        scores: np.ndarray = np.bincount(rows, weights=values, minlength=n_documents)
         if self._floor is not None:
             scores += float(self._floor[columns] @ repeats)
         return scores

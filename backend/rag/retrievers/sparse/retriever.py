@@ -20,7 +20,7 @@ from .storage import BM25IndexError, load_index, save_index
 
 
 @register
-class BM25Retriever(BaseRetriever):
+class BM25Retriever(BaseRetriever["BM25Retriever.Params"]):
     """Ranks chunks by BM25 over the tokens its ``vectorizer`` produces.
 
     Scores equal rank-bm25's ``BM25Okapi.get_scores`` (``delta = 0``) or ``BM25Plus``
@@ -47,6 +47,9 @@ class BM25Retriever(BaseRetriever):
         "BM25 · {top_k} mejores · k1={k1} · b={b}",
         "BM25 · 前 {top_k} 名 · k1={k1} · b={b}",
     )
+
+    # Built from the slots of ``Params``.
+    vectorizer: BagOfWordsConverter
 
     class Params(RetrieverParams):
         top_k: int = param(
@@ -95,8 +98,6 @@ class BM25Retriever(BaseRetriever):
                 "文字如何切成詞：分析器、大小寫、重音、停用詞、n-gram、中文斷詞。",
             ),
         )
-
-    vectorizer: BagOfWordsConverter
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)

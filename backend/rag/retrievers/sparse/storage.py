@@ -82,7 +82,9 @@ def save_index(index: BM25Index, directory: str | Path) -> Path:
     try:
         arrays_path = staging / ARRAYS
         with open(arrays_path, "wb") as stream:
-            np.savez(stream, **index._arrays())
+            # Typed Any so that no array name looks like savez's allow_pickle flag to mypy.
+            arrays: dict[str, Any] = index._arrays()
+            np.savez(stream, **arrays)
             stream.flush()
             os.fsync(stream.fileno())
         with open(arrays_path, "rb") as stream:

@@ -37,7 +37,7 @@ def keyword_pattern(keyword: str, *, whole_words: bool) -> str:
 
 
 @register
-class KeywordClassifier(Classifier):
+class KeywordClassifier(Classifier["KeywordClassifier.Params"]):
     """Matches a question that contains any (or all) of ``keywords``.
 
     Matching is Unicode-aware: texts are compared in NFC form, case-insensitively unless
@@ -126,7 +126,7 @@ class KeywordClassifier(Classifier):
 
 
 @register
-class RegexClassifier(Classifier):
+class RegexClassifier(Classifier["RegexClassifier.Params"]):
     """Matches a question in which the regular expression ``pattern`` is found (Python syntax,
     searched anywhere in the question). A pattern that does not compile is a validation error."""
 

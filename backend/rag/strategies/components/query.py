@@ -7,7 +7,10 @@ from typing import Any
 
 from rag.core import ComponentRef, component_param, ml, param, ref, register
 from rag.core import Params as BaseParams
-from rag.llms import LocalLLM  # noqa: F401  (registers the default llm)
+from rag.llms import (
+    LLM,
+    LocalLLM,  # noqa: F401  (registers the default llm)
+)
 
 from ..slots import QueryTransformer
 
@@ -65,7 +68,7 @@ def rephrasing_problems(question: str, queries: Sequence[str], n: int) -> list[s
 
 
 @register
-class MultiQueryTransformer(QueryTransformer):
+class MultiQueryTransformer(QueryTransformer["MultiQueryTransformer.Params"]):
     """Asks an LLM for ``n`` distinct rephrasings of the question and retrieves with all of them.
 
     One function call answers ``{"queries": [...]}`` with exactly ``n`` rephrasings, different from
@@ -89,6 +92,9 @@ class MultiQueryTransformer(QueryTransformer):
         "Multiconsulta · {llm.component} · {n} reformulaciones",
         "多重查詢 · {llm.component} · {n} 個改寫",
     )
+
+    # Built from the slots of ``Params``.
+    llm: LLM
 
     class Params(BaseParams):
         llm: ComponentRef = component_param(
@@ -145,7 +151,7 @@ class MultiQueryTransformer(QueryTransformer):
 
 
 @register
-class HyDETransformer(QueryTransformer):
+class HyDETransformer(QueryTransformer["HyDETransformer.Params"]):
     """Hypothetical document embeddings: an LLM writes a short passage that would answer the
     question, and retrieval searches with that passage (which reads like the documents) as well
     as, by default, with the question.
@@ -169,6 +175,9 @@ class HyDETransformer(QueryTransformer):
         "HyDE · {llm.component} · ~{passage_words} palabras",
         "HyDE · {llm.component} · 約 {passage_words} 字",
     )
+
+    # Built from the slots of ``Params``.
+    llm: LLM
 
     class Params(BaseParams):
         llm: ComponentRef = component_param(

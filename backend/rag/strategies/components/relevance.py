@@ -3,12 +3,16 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
 from rag.core import ComponentRef, component_param, ml, param, ref, register
 from rag.core import Params as BaseParams
-from rag.embeddings import AllMiniLML6V2OnnxEmbedding  # noqa: F401  (registers the default embedding_model)
+from rag.embeddings import (
+    AllMiniLML6V2OnnxEmbedding,  # noqa: F401  (registers the default embedding_model)
+    EmbeddingModel,
+)
 from rag.llms import (
     LLM,
     LocalLLM,  # noqa: F401  (registers the default llm)
@@ -50,6 +54,10 @@ def verdict_messages(question: str, texts: Sequence[str], passage_characters: in
     ]
 
 
+def _verdict_problems(answer: dict[str, Any], count: int) -> list[str]:
+    return order_problems([verdict["id"] for verdict in answer["verdicts"]], count)
+
+
 def judge_relevance(
     llm: LLM,
     question: str,
@@ -79,8 +87,7 @@ def judge_relevance(
         batch = list(hits[start:start + batch_size])
         arguments, attempts = llm.call_function_with_retries(
             verdict_messages(question, [hit.chunk.text for hit in batch], passage_characters), VERDICTS_SCHEMA,
-            check=lambda answer, count=len(batch): order_problems(  # noqa: B008  (binds this batch's size)
-                [verdict["id"] for verdict in answer["verdicts"]], count),
+            check=functools.partial(_verdict_problems, count=len(batch)),
             max_trials=max_trials, name="judge_passages",
             description="whether each passage is relevant to the question",
         )
@@ -147,7 +154,7 @@ class LLMJudgeParams(BaseParams):
 
 
 @register
-class LLMRelevanceEvaluator(RelevanceEvaluator):
+class LLMRelevanceEvaluator(RelevanceEvaluator["LLMRelevanceEvaluator.Params"]):
     """An LLM judges each chunk relevant or not to the question, a batch of chunks per call.
 
     Each call answers ``{"verdicts": [{"id", "relevant", "reason"}, ...]}`` naming every id of
@@ -169,6 +176,9 @@ class LLMRelevanceEvaluator(RelevanceEvaluator):
         "LLM 評審 · {llm.component} · 每次 {batch_size} 個",
     )
 
+    # Built from the slots of ``Params``.
+    llm: LLM
+
     class Params(LLMJudgeParams):
         pass
 
@@ -181,7 +191,7 @@ class LLMRelevanceEvaluator(RelevanceEvaluator):
 
 
 @register
-class LLMRelevanceFilter(RelevanceFilter):
+class LLMRelevanceFilter(RelevanceFilter["LLMRelevanceFilter.Params"]):
     """Keeps the chunks an LLM judges relevant to the question (the judge of
     ``LLMRelevanceEvaluator``); chunks of a batch the judge failed on are dropped, and the
     details say so."""
@@ -200,6 +210,9 @@ class LLMRelevanceFilter(RelevanceFilter):
         "LLM 篩選 · {llm.component} · 每次 {batch_size} 個",
     )
 
+    # Built from the slots of ``Params``.
+    llm: LLM
+
     class Params(LLMJudgeParams):
         pass
 
@@ -214,7 +227,7 @@ class LLMRelevanceFilter(RelevanceFilter):
 
 
 @register
-class SimilarityThresholdFilter(RelevanceFilter):
+class SimilarityThresholdFilter(RelevanceFilter["SimilarityThresholdFilter.Params"]):
     """Keeps the chunks whose cosine similarity to the question, with an embedding model, is at
     least ``threshold``; the details list every chunk's similarity."""
 
@@ -231,6 +244,9 @@ class SimilarityThresholdFilter(RelevanceFilter):
         "Similitud ≥ {threshold} · {embedding_model.component}",
         "相似度 ≥ {threshold} · {embedding_model.component}",
     )
+
+    # Built from the slots of ``Params``.
+    embedding_model: EmbeddingModel
 
     class Params(BaseParams):
         embedding_model: ComponentRef = component_param(

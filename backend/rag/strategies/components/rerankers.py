@@ -10,7 +10,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rag.core import ComponentRef, TrellisError, component_param, ml, ref, register
-from rag.llms import LocalLLM  # noqa: F401  (registers the default llm)
+from rag.llms import (
+    LLM,
+    LocalLLM,  # noqa: F401  (registers the default llm)
+)
 from rag.retrievers import Hit
 from rag.retrievers.cross_encoder.retriever import (
     CrossEncoderParams,
@@ -39,7 +42,7 @@ def reranked_rows(hits: Sequence[Hit], ranks: Sequence[int]) -> list[dict[str, A
 
 
 @register
-class LLMReranker(Reranker):
+class LLMReranker(Reranker["LLMReranker.Params"]):
     """An LLM reads the hits and returns their complete order; the best ``top_k`` are kept.
 
     The answer must be ``{"order": [...]}`` naming every hit's id exactly once (asked again with
@@ -62,6 +65,9 @@ class LLMReranker(Reranker):
         "Reordenar con LLM · {llm.component} · conserva {top_k}",
         "LLM 重新排序 · {llm.component} · 保留 {top_k}",
     )
+
+    # Built from the slots of ``Params``.
+    llm: LLM
 
     class Params(LLMOrderParams):
         llm: ComponentRef = component_param(
@@ -93,7 +99,7 @@ class LLMReranker(Reranker):
 
 
 @register
-class CrossEncoderReranker(Reranker):
+class CrossEncoderReranker(Reranker[CrossEncoderParams]):
     """Scores each (question, chunk) pair with a sentence-transformers cross-encoder and keeps
     the best ``top_k``. Scores are ``sigmoid(logit)`` in (0, 1); ties keep the incoming order."""
 

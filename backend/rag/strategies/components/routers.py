@@ -9,8 +9,14 @@ from pydantic import Field, ValidationInfo, field_validator
 
 from rag.core import ComponentRef, component_param, ml, param, ref, register
 from rag.core import Params as BaseParams
-from rag.embeddings import AllMiniLML6V2OnnxEmbedding  # noqa: F401  (registers the default embedding_model)
-from rag.llms import LocalLLM  # noqa: F401  (registers the default llm)
+from rag.embeddings import (
+    AllMiniLML6V2OnnxEmbedding,  # noqa: F401  (registers the default embedding_model)
+    EmbeddingModel,
+)
+from rag.llms import (
+    LLM,
+    LocalLLM,  # noqa: F401  (registers the default llm)
+)
 
 from ..slots import RouteDecision, Router
 from .similarity import cosine_similarities
@@ -45,7 +51,7 @@ def _among_branches(route: str, routes: Sequence[str], default_route: str, reaso
 
 
 @register
-class LLMRouter(Router):
+class LLMRouter(Router["LLMRouter.Params"]):
     """An LLM chooses one of ``valid_routes`` for the question, with a reason.
 
     One function call answers ``{"route": ..., "reason": ...}``, the route restricted to
@@ -68,6 +74,9 @@ class LLMRouter(Router):
         "LLM 路由 · {llm.component} · {valid_routes}",
     )
     EXAMPLE_PARAMS = {"valid_routes": ["documents", "chitchat"], "default_route": "documents"}
+
+    # Built from the slots of ``Params``.
+    llm: LLM
 
     class Params(BaseParams):
         llm: ComponentRef = component_param(
@@ -172,7 +181,7 @@ class LLMRouter(Router):
 
 
 @register
-class EmbeddingSimilarityRouter(Router):
+class EmbeddingSimilarityRouter(Router["EmbeddingSimilarityRouter.Params"]):
     """Routes a question to the route of its most similar example question.
 
     Each route's score is the best cosine similarity between the question and one of its
@@ -201,6 +210,9 @@ class EmbeddingSimilarityRouter(Router):
                      "chitchat": ["Hello, how are you?"]},
         "default_route": "documents",
     }
+
+    # Built from the slots of ``Params``.
+    embedding_model: EmbeddingModel
 
     class Params(BaseParams):
         embedding_model: ComponentRef = component_param(

@@ -149,18 +149,18 @@ def _top_k(default: int, top_k: int | None) -> int:
     return k
 
 
-_TOP_K = {
+_TOP_K: dict[str, Any] = {
     "title": ml("Results", "Resultados", "結果數"),
     "description": ml("How many web results to use.", "Cuántos resultados web usar.", "要使用的網頁結果數量。"),
 }
-_TIMEOUT = {
+_TIMEOUT: dict[str, Any] = {
     "title": ml("Timeout (seconds)", "Tiempo de espera (segundos)", "逾時（秒）"),
     "description": ml("How long to wait for the search.", "Cuánto esperar la búsqueda.", "等待搜尋結果的時間。"),
 }
 
 
 @register
-class SearxngWebRetriever(WebRetriever):
+class SearxngWebRetriever(WebRetriever["SearxngWebRetriever.Params"]):
     """Searches a SearXNG instance through its JSON API
     (``GET <base_url>/search?q=…&format=json&language=…&categories=…``).
 
@@ -233,7 +233,7 @@ class SearxngWebRetriever(WebRetriever):
 
 
 @register
-class WebSearchAPIRetriever(WebRetriever):
+class WebSearchAPIRetriever(WebRetriever["WebSearchAPIRetriever.Params"]):
     """Searches the web with the Brave, Tavily or Serper search API, using the key of a stored
     credential (a ``WebSearchAPIKey``).
 
@@ -316,7 +316,7 @@ class WebSearchAPIRetriever(WebRetriever):
         provider = self.params.provider
         key, root = self._key_and_root()
         service = f"{PROVIDERS[provider]['name']} at {root}"
-        common = {"service": service, "timeout": self.params.timeout, "secret": key}
+        common: dict[str, Any] = {"service": service, "timeout": self.params.timeout, "secret": key}
         if provider == "brave":
             endpoint = f"{root}/res/v1/web/search"
             body = request_json("GET", endpoint, params={"q": question, "count": k},

@@ -33,6 +33,14 @@ def test_to_config_round_trips_through_the_factory():
     assert built.to_config()["params"]["children"][0]["params"] == {"top_k": 10, "k1": 1.2}
 
 
+def test_the_factory_takes_a_kind_by_its_base_class_and_checks_the_result_is_one():
+    assert isinstance(build({"component": "Keyword"}, kind=Keyword, registry=registry), Keyword)
+    with pytest.raises(ConfigValidationError, match="expects a component of kind retriever"):
+        build({"component": "Encoder"}, kind=Keyword, registry=registry)
+    with pytest.raises(TypeError, match="Semantic is of kind retriever but does not subclass Keyword"):
+        build({"component": "Semantic"}, kind=Keyword, registry=registry)
+
+
 def test_factory_prepares_children_before_their_parent():
     events.clear()
     build({"component": "Blend", "params": {"children": [{"component": "Semantic"}]}}, registry=registry,

@@ -1,6 +1,7 @@
 import pytest
 
 from rag.core import ConfigObject, Params, Registry, RegistryError, UnknownComponentError, ml, param
+from rag.core.component import declared_params
 
 pytestmark = pytest.mark.unit
 
@@ -70,3 +71,69 @@ def test_a_wrong_declaration_fails_at_registration(overrides, problem):
 def test_names_must_be_short_camel_case(name):
     with pytest.raises(RegistryError, match="CamelCase"):
         Registry().register(make_component(), name=name)
+
+
+class ThingParams(Params):
+    top_k: int = param(3, title=ml("k"))
+
+
+def test_a_component_typed_by_its_own_nested_params_registers():
+    class Thing(ConfigObject["Thing.Params"]):
+        KIND = "retriever"
+        CATEGORY = "sparse"
+        ICON = "search"
+        DISPLAY_NAME = ml("Thing", "Cosa", "東西")
+        DESCRIPTION = ml("Finds things.", "Encuentra cosas.", "尋找東西。")
+
+        class Params(Params):
+            top_k: int = param(3, title=ml("k"))
+
+    Registry().register(Thing)
+    assert declared_params(Thing) is Thing.Params
+    assert Thing(top_k=4).params.top_k == 4
+
+
+def test_a_component_typed_by_a_params_model_it_does_not_use_fails_at_registration():
+    class Thing(ConfigObject[ThingParams]):
+        KIND = "retriever"
+        CATEGORY = "sparse"
+        ICON = "search"
+        DISPLAY_NAME = ml("Thing", "Cosa", "東西")
+        DESCRIPTION = ml("Finds things.", "Encuentra cosas.", "尋找東西。")
+
+        class Params(Params):
+            top_k: int = param(3, title=ml("k"))
+
+    with pytest.raises(RegistryError, match=r"names ThingParams as its parameters, but its Params is .*Thing\.Params"):
+        Registry().register(Thing)
+
+
+def test_a_subclass_with_new_params_must_name_them_again():
+    class Base(ConfigObject[ThingParams]):
+        KIND = "retriever"
+        CATEGORY = "sparse"
+        ICON = "search"
+        DISPLAY_NAME = ml("Thing", "Cosa", "東西")
+        DESCRIPTION = ml("Finds things.", "Encuentra cosas.", "尋找東西。")
+        Params = ThingParams
+
+    class Wider(Base):
+        class Params(ThingParams):
+            depth: int = param(1, title=ml("depth"))
+
+    Registry().register(Base)
+    with pytest.raises(RegistryError, match=r'declare it as Base\["Wider.Params"\]'):
+        Registry().register(Wider)
+
+
+def test_an_unresolvable_type_argument_fails_at_registration():
+    class Thing(ConfigObject["Missing.Params"]):
+        KIND = "retriever"
+        CATEGORY = "sparse"
+        ICON = "search"
+        DISPLAY_NAME = ml("Thing", "Cosa", "東西")
+        DESCRIPTION = ml("Finds things.", "Encuentra cosas.", "尋找東西。")
+        Params = ThingParams
+
+    with pytest.raises(RegistryError, match=r"names Missing.Params as its parameters"):
+        Registry().register(Thing)
