@@ -24,6 +24,7 @@ from credentials.services import credential_create
 from evaluation.models import Evaluation, EvaluationDataset
 from knowledge.models import Document
 from knowledge.services import knowledge_base_create
+from models.models import ModelInstall
 from pipelines.services import pipeline_create
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
@@ -57,9 +58,11 @@ def victim_objects(django_user_model):
     dataset = EvaluationDataset.objects.create(owner=alice, name="Private set", source="shared:cranfield",
                                                knowledge_base=knowledge_base_create(owner=alice, name="Private set"))
     evaluation = Evaluation.objects.create(owner=alice, dataset=dataset, status=Evaluation.Status.DONE)
+    install = ModelInstall.objects.create(owner=alice, source=ModelInstall.Source.HUB, reference="acme/private-ce",
+                                          kind="cross-encoder", name="private-ce", status=ModelInstall.Status.FAILED)
     return {"knowledge_base_id": knowledge_base.pk, "document_id": document.pk, "pipeline_id": pipeline.pk,
             "conversation_id": conversation.pk, "credential_id": credential.pk, "dataset_id": dataset.pk,
-            "evaluation_id": evaluation.pk, "name": "report.md"}
+            "evaluation_id": evaluation.pk, "install_id": install.pk, "name": "report.md"}
 
 
 @pytest.fixture
