@@ -42,7 +42,8 @@ def test_a_valid_pipeline_is_saved_normalised_and_waits_for_documents(api, knowl
     synthesizer = body["strategy"]["params"]["response_synthesizer"]
     assert synthesizer == {"component": "ResponseSynthesizer", "params": {
         "llm": {"component": "LocalLLM", "params": body["strategy"]["params"]["response_synthesizer"]["params"]["llm"]["params"]},
-        "max_input_tokens": 3000, "language": "auto", "instructions": None, "history_turns": 3}}
+        "max_input_tokens": 3000, "language": "auto", "instructions": None, "history_turns": 3,
+        "max_passages": 3, "max_answer_tokens": 200}}
     assert body["ready"] is False
     assert body["waiting_for"] == ["the knowledge base 'Notes' has no ready document yet"]
     assert body["representation"] == "Naive RAG · Fusion → Local model"
@@ -71,7 +72,8 @@ def test_a_component_that_cannot_run_here_is_refused_with_how_to_install_it(api,
     assert response.status_code == 400
     [error] = response.json()["errors"]
     assert error["path"] == "strategy.params.retriever.component" and error["code"] == "unavailable"
-    assert "no local copy" in error["message"]
+    assert "is installed" in error["message"] and "Models page" in error["message"]
+    assert "manage.py models install cross-encoder/ms-marco-MiniLM-L-6-v2 --kind cross-encoder" in error["message"]
 
 
 def test_a_credential_the_owner_does_not_have_is_refused(api, knowledge_base):

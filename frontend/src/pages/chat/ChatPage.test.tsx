@@ -9,7 +9,7 @@ import { catalogRoutes } from "../../test/catalog";
 import { FakeWebSocket } from "../../test/fakes";
 import { jsonResponse } from "../../test/fetch";
 import { renderWithProviders } from "../../test/render";
-import { ChatPage } from "./ChatPage";
+import { applyConversationEvent, ChatPage } from "./ChatPage";
 
 const fixture = agentic as unknown as { question: string; message: ChatMessage; events: ServerEvent[] };
 
@@ -283,5 +283,16 @@ describe("ChatPage", () => {
     fireEvent.click(within(screen.getByRole("dialog", { name: "Delete this conversation?" })).getByRole("button", { name: "Delete" }));
     expect(await screen.findByText("Conversation “Fusion questions” deleted.")).toBeInTheDocument();
     expect(within(screen.getByRole("list", { name: "Conversations" })).queryByRole("link", { name: /Fusion questions/ })).not.toBeInTheDocument();
+  });
+});
+
+describe("applyConversationEvent", () => {
+  const conversation = (id: number, updated_at: string) => ({ id, title: "", pipeline: 1, updated_at } as unknown as Conversation);
+
+  it("keeps one row for a conversation announced by the socket and then by its own creation", () => {
+    const created = conversation(7, "2026-12-01T10:00:00Z");
+    const announced = applyConversationEvent([conversation(3, "2026-11-30T10:00:00Z")], { type: "conversation.created", conversation: created });
+    const both = applyConversationEvent(announced, { type: "conversation.created", conversation: created });
+    expect(both.map((item) => item.id)).toEqual([7, 3]);
   });
 });

@@ -62,7 +62,11 @@ export function ChatPage({ id }: { id: number | null }) {
     setCreating(true);
     try {
       const conversation = await createConversation({ pipeline: preferredPipeline(state.data.pipelines) });
-      update((data) => ({ ...data, conversations: [conversation, ...data.conversations] }));
+      // The conversations socket may have announced it already: one row per conversation.
+      update((data) => ({
+        ...data,
+        conversations: applyConversationEvent(data.conversations, { type: "conversation.created", conversation }),
+      }));
       navigate(`/chat/${conversation.id}`);
     } catch (error) {
       toast.error(t("chat.createFailed"), error);
