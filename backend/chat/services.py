@@ -173,6 +173,10 @@ def question_fit(*, pipeline: Pipeline, question: str, history: list[dict[str, s
                 "the question is too long for this pipeline's model: with its instructions it needs about "
                 "{tokens} tokens, and the model reads at most {limit}; shorten the question"),
                 code="too_long", tokens=tokens, limit=limit)
+        # The synthesizer leaves out the oldest turns when the passages would have too little
+        # room; the turn records what it keeps, so the trace can say what was left out.
+        kept = synthesizer.prepare(question, [], history).budget.get("history_turns", len(history) // 2)
+        history = history[len(history) - 2 * kept:] if kept else []
         while history and _prompt_tokens(synthesizer, question, history) > limit:
             history = history[2:]  # the oldest question and its answer
     return history
