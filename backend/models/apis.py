@@ -14,7 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from common.api import INVALID, LANG_PARAMETER, config_errors, errors_response, validated
+from common.api import INVALID, LANG_PARAMETER, FieldErrorsSerializer, config_errors, errors_response, validated
 from rag.core import ConfigValidationError
 from rag.models_manager import INSTALLABLE_KINDS, KINDS
 
@@ -128,7 +128,8 @@ class ModelInstallCreateApi(APIView):
                                         help_text="Folder installs: copy the files instead of using them in place.")
 
     @extend_schema(operation_id="models_installs_create", request=InputSerializer, parameters=[LANG_PARAMETER],
-                   responses={201: InstallOutputSerializer, **INVALID})
+                   # 403 in the error shape: a folder install asked for by someone who is not an administrator.
+                   responses={201: InstallOutputSerializer, **INVALID, 403: FieldErrorsSerializer})
     def post(self, request: Request) -> Response:
         data = validated(self.InputSerializer, request.data)
         try:
