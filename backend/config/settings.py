@@ -346,6 +346,8 @@ SPECTACULAR_SETTINGS = {
         "ModelInstallStatusEnum": "models.models.ModelInstall.Status",
         "KnowledgeBaseLanguageEnum": "knowledge.models.KnowledgeBase.Language",
         "ComponentKindEnum": "rag.core.registry.KINDS",
+        "ModelKindEnum": "rag.models_manager.checks.KINDS",
+        "InstallableModelKindEnum": "rag.models_manager.checks.INSTALLABLE_KINDS",
     },
 }
 
