@@ -121,7 +121,7 @@ def build_cross_encoder_over_fusion(page, tiny_cross_encoder, screenshot) -> Non
         page.get_by_role("dialog").get_by_role("button", name=retriever).click()
 
     # The tree is complete; no cross-encoder ships with Trellis, and the node says so, with how to fix it.
-    expect(card(page, "SentenceTransformerCrossEncoderRetriever").get_by_text("has no local copy")).to_be_visible()
+    expect(card(page, "SentenceTransformerCrossEncoderRetriever").get_by_text("install it on the Models page", exact=False)).to_be_visible()
     screenshot("builder-unavailable")
 
     inspector = page.get_by_role("complementary", name="Selected component")
