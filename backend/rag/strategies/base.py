@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import queue
+import re
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
@@ -263,7 +264,30 @@ class Strategy(ConfigObject[ParamsT]):
                 if close is not None:
                     close()
             run.state["response"] = "".join(pieces)
+            added = uncited_source(run.state["response"], [hit.chunk.text for hit in prepared.sent])
+            if added is not None:
+                # The model repeated a passage without naming it: the answer names it, and the
+                # trace says the citation was added, not written by the model.
+                run.emit({"type": "generation.delta", "text": f" [{added}]"})
+                run.state["response"] += f" [{added}]"
+                entry["citation_added"] = {"n": added, "why": "the answer repeats this passage without citing it"}
             run.state["citations"] = synthesizer.citations(run.state["response"], prepared, self.documents)
+
+
+# An answer sharing this many consecutive words with one passage draws on it.
+REPEATED_SPAN_WORDS = 8
+
+
+def uncited_source(answer: str, passages: Sequence[str]) -> int | None:
+    """The number (from 1) of the passage an answer with no ``[n]`` repeats at length, if any."""
+    from rag.evaluation.answers import longest_shared_span  # the metric the evaluation reports
+
+    if not answer.strip() or re.search(r"\[\d+", answer):
+        return None
+    spans = [longest_shared_span(answer, [passage]) for passage in passages]
+    if not spans or max(spans) < REPEATED_SPAN_WORDS:
+        return None
+    return spans.index(max(spans)) + 1
 
 
 def positional_params(strategy: type[Strategy], args: Sequence[Any], params: dict[str, Any]) -> dict[str, Any]:
