@@ -191,6 +191,9 @@ def test_a_newcomer_signs_in_uploads_and_gets_a_streamed_cited_answer(newcomer, 
     page.get_by_role("button", name="New conversation").click()
     expect(page.get_by_text("Live", exact=True)).to_be_visible(timeout=30_000)  # the answer comes over the socket
     page.get_by_label("Pipeline").select_option(label="My first pipeline · Quillon notes")
+    # The conversation takes the pipeline once the server has it: ask only then.
+    current = page.get_by_role("list", name="Conversations").locator("[aria-current=page]")
+    expect(current).to_contain_text("My first pipeline")
     page.get_by_label("Your question").fill("When is the Zorblax lantern festival held?")
     page.get_by_role("button", name="Ask", exact=True).click()
     answer = page.get_by_role("listitem", name="Answer").last
