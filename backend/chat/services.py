@@ -148,10 +148,9 @@ def _input_limit(synthesizer: Any) -> int:
     """The most prompt tokens ``synthesizer`` may send: its own budget, and for a model with a
     known context window (the local model's), what the window leaves once the answer has room."""
     limit = synthesizer.params.max_input_tokens
-    llm_params = getattr(getattr(synthesizer, "llm", None), "params", None)
-    window = getattr(llm_params, "context_tokens", None)
-    if window:
-        limit = min(limit, window - getattr(llm_params, "max_tokens", 0))
+    model = synthesizer.llm.input_limits()
+    if model.get("context_tokens"):
+        limit = min(limit, model["context_tokens"] - model.get("answer_tokens", 0))
     return limit
 
 
