@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import queue
-import re
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
@@ -282,7 +281,9 @@ def uncited_source(answer: str, passages: Sequence[str]) -> int | None:
     """The number (from 1) of the passage an answer with no ``[n]`` repeats at length, if any."""
     from rag.evaluation.answers import longest_shared_span  # the metric the evaluation reports
 
-    if not answer.strip() or re.search(r"\[\d+", answer):
+    from .synthesizer import CITATION_MARK  # how the answer's citations are read
+
+    if not answer.strip() or CITATION_MARK.search(answer):
         return None
     spans = [longest_shared_span(answer, [passage]) for passage in passages]
     if not spans or max(spans) < REPEATED_SPAN_WORDS:

@@ -20,7 +20,7 @@ from .context import distinct, estimate_tokens, fit
 
 Language = Literal["en", "es", "zh-Hant", "zh-Hans"]
 
-_CITATION = re.compile(r"\[(\d+(?:\s*[,，、]\s*\d+)*)\]")
+CITATION_MARK = re.compile(r"\[(\d+(?:\s*[,，、]\s*\d+)*)\]")
 MIN_PASSAGE_ROOM = 200
 """Below this many tokens for passages, the worked examples and then the oldest conversation
 turns are left out to make room."""
@@ -259,7 +259,7 @@ class ResponseSynthesizer(ConfigObject["ResponseSynthesizer.Params"]):
         """Each ``[n]`` of the answer that names a chunk sent, once, in order of first use."""
         documents = documents or {}
         seen: dict[int, dict[str, Any]] = {}
-        for match in _CITATION.finditer(answer):
+        for match in CITATION_MARK.finditer(answer):
             for number in re.split(r"\s*[,，、]\s*", match.group(1)):
                 n = int(number)
                 if 1 <= n <= len(prepared.sent) and n not in seen:
