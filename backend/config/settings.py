@@ -222,6 +222,8 @@ CELERY_BROKER_URL = REDIS_URL
 CELERY_RESULT_BACKEND = REDIS_URL
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# jobs.Priority on Redis: its queues keep one list per priority step, lowest number served first.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"queue_order_strategy": "priority", "priority_steps": [0, 5, 9]}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
 # Limits on what users may upload; each refusal names the limit.

@@ -5,7 +5,7 @@ carries the jobs' progress events. With ``REDIS_URL`` set: Celery workers. Calle
 ``task`` (register), ``enqueue`` and ``enqueue_on_commit``.
 """
 
-from .registry import enqueue, enqueue_on_commit, task, wait_until_idle
+from .registry import Priority, enqueue, enqueue_on_commit, task, wait_until_idle
 from .startup import recover_interrupted_work, recovery
 
-__all__ = ["enqueue", "enqueue_on_commit", "recover_interrupted_work", "recovery", "task", "wait_until_idle"]
+__all__ = ["Priority", "enqueue", "enqueue_on_commit", "recover_interrupted_work", "recovery", "task", "wait_until_idle"]

@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+import enum
+import itertools
 import logging
+import queue
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from django.conf import settings
@@ -13,6 +15,16 @@ logger = logging.getLogger(__name__)
 
 TaskFunction = Callable[..., Any]
 _tasks: dict[str, TaskFunction] = {}
+
+
+class Priority(enum.IntEnum):
+    """Which queued work runs first; lower runs sooner, and equal priorities run in order."""
+
+    USER = 0
+    """Work somebody is waiting for: an upload, a retry, an evaluation, an install."""
+    BACKGROUND = 5
+    """Work nobody is watching: re-queued after a restart, the demo's seeding. A user's upload
+    made meanwhile starts as soon as a worker is free instead of after all of it."""
 
 
 def task(name: str) -> Callable[[TaskFunction], TaskFunction]:
@@ -38,22 +50,31 @@ def run_task(name: str, kwargs: dict[str, Any]) -> Any:
 
 
 class ThreadPoolBackend:
-    """Runs tasks on a small thread pool in this process."""
+    """Runs tasks on a small pool of threads in this process, by priority."""
 
     def __init__(self, workers: int) -> None:
-        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="trellis-job")
-        self._pending: set[Future] = set()
-        self._lock = threading.Lock()
+        self._queue: queue.PriorityQueue[tuple[int, int, str, dict[str, Any]]] = queue.PriorityQueue()
+        self._order = itertools.count()
+        self._unfinished = 0
+        self._changed = threading.Condition()
+        # Daemon threads: work cut short at exit is picked up again on the next start.
+        for number in range(workers):
+            threading.Thread(target=self._work, name=f"trellis-job-{number}", daemon=True).start()
 
-    def submit(self, name: str, kwargs: dict[str, Any]) -> None:
-        future = self._executor.submit(self._run, name, kwargs)
-        with self._lock:
-            self._pending.add(future)
-        future.add_done_callback(self._forget)
+    def submit(self, name: str, kwargs: dict[str, Any], priority: Priority = Priority.USER) -> None:
+        with self._changed:
+            self._unfinished += 1
+        self._queue.put((int(priority), next(self._order), name, kwargs))
 
-    def _forget(self, future: Future) -> None:
-        with self._lock:
-            self._pending.discard(future)
+    def _work(self) -> None:
+        while True:
+            _, _, name, kwargs = self._queue.get()
+            try:
+                self._run(name, kwargs)
+            finally:
+                with self._changed:
+                    self._unfinished -= 1
+                    self._changed.notify_all()
 
     @staticmethod
     def _run(name: str, kwargs: dict[str, Any]) -> None:
@@ -69,35 +90,20 @@ class ThreadPoolBackend:
 
     def wait_until_idle(self, timeout: float) -> bool:
         """Wait for every submitted task (including ones they submit); False on timeout."""
-        deadline = threading.Event()
-        timer = threading.Timer(timeout, deadline.set)
-        timer.start()
-        try:
-            while not deadline.is_set():
-                with self._lock:
-                    pending = list(self._pending)
-                if not pending:
-                    return True
-                for future in pending:
-                    try:
-                        future.result(timeout=0.05)
-                    except Exception:
-                        pass
-            return False
-        finally:
-            timer.cancel()
+        with self._changed:
+            return self._changed.wait_for(lambda: self._unfinished == 0, timeout)
 
 
 class CeleryBackend:
     """Sends tasks to Celery workers through the broker at ``REDIS_URL``."""
 
-    def submit(self, name: str, kwargs: dict[str, Any]) -> None:
+    def submit(self, name: str, kwargs: dict[str, Any], priority: Priority = Priority.USER) -> None:
         from .celery import app  # Celery loads only where it is used
 
         # Fire and forget: a task records its outcome itself (a document's status). Asking for
         # a result would also subscribe this process to it on Redis, and Celery's result
         # consumer gives up for good after a Redis outage ("must be restarted").
-        app.send_task("jobs.run", args=[name, kwargs], ignore_result=True)
+        app.send_task("jobs.run", args=[name, kwargs], ignore_result=True, priority=int(priority))
 
     def wait_until_idle(self, timeout: float) -> bool:
         raise NotImplementedError("waiting for Celery workers is not supported; poll the job's result instead")
@@ -118,14 +124,14 @@ def backend() -> ThreadPoolBackend | CeleryBackend:
         return _backend
 
 
-def enqueue(name: str, **kwargs: Any) -> None:
-    """Run task ``name`` in the background now."""
+def enqueue(name: str, *, priority: Priority = Priority.USER, **kwargs: Any) -> None:
+    """Run task ``name`` in the background, before any queued work of a lower ``priority``."""
     if name not in _tasks:
         raise RuntimeError(f"no task is registered as {name!r}")
-    backend().submit(name, kwargs)
+    backend().submit(name, kwargs, priority)
 
 
-def enqueue_on_commit(name: str, **kwargs: Any) -> None:
+def enqueue_on_commit(name: str, *, priority: Priority = Priority.USER, **kwargs: Any) -> None:
     """Run task ``name`` once the current transaction commits (at once outside one), so the
     task never reads rows that are not there yet.
 
@@ -133,7 +139,7 @@ def enqueue_on_commit(name: str, **kwargs: Any) -> None:
     failure is logged, the work stays queued in the database, and the start-up recovery (or a
     retry) sends it again.
     """
-    transaction.on_commit(lambda: enqueue(name, **kwargs), robust=True)
+    transaction.on_commit(lambda: enqueue(name, priority=priority, **kwargs), robust=True)
 
 
 def wait_until_idle(timeout: float = 60.0) -> bool:

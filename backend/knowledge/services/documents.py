@@ -132,7 +132,7 @@ def documents_upload(
     return UploadOutcome(accepted, rejected)
 
 
-def document_requeue(*, document: Document) -> Document:
+def document_requeue(*, document: Document, priority: jobs.Priority = jobs.Priority.USER) -> Document:
     """Queue ``document`` for ingestion again (a retry after failure, a re-index, or a recovery
     after a crash). Any run still working on it sees a newer attempt and stops."""
     with transaction.atomic():
@@ -145,7 +145,7 @@ def document_requeue(*, document: Document) -> Document:
             KnowledgeBase.objects.filter(pk=document.knowledge_base_id).update(content_version=F("content_version") + 1)
         document.refresh_from_db()
         publish_document_progress(document)
-        jobs.enqueue_on_commit(INGEST_TASK, document_id=document.pk, attempt=document.attempt)
+        jobs.enqueue_on_commit(INGEST_TASK, document_id=document.pk, attempt=document.attempt, priority=priority)
     return document
 
 
@@ -173,8 +173,9 @@ def document_delete(*, document: Document) -> None:
 
 @jobs.recovery
 def documents_requeue_interrupted() -> int:
-    """Re-queue documents a crash left between ``queued`` and ``ready``."""
-    interrupted = list(Document.objects.filter(status__in=Document.IN_PROGRESS))
+    """Re-queue documents a crash left between ``queued`` and ``ready`` (and the demo's, which
+    start with the server), behind any upload made meanwhile."""
+    interrupted = list(Document.objects.filter(status__in=Document.IN_PROGRESS).order_by("pk"))
     for document in interrupted:
-        document_requeue(document=document)
+        document_requeue(document=document, priority=jobs.Priority.BACKGROUND)
     return len(interrupted)

@@ -3,15 +3,19 @@ the packaged embedding model, Chroma and BM25 in the test's data directory."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
+import jobs
+from jobs import registry
 from knowledge import services
 from knowledge.models import Chunk, Document, KnowledgeBase, VectorIndex
 from knowledge.runtime import chroma_store, embedding_model, knowledge_base_stores
-from knowledge.services.documents import upload_dir
+from knowledge.services.documents import INGEST_TASK, upload_dir
 from rag.retrievers.sparse import BagOfWordsConverter
 from rag.stores import KnowledgeBaseStores
 
@@ -377,3 +381,38 @@ def test_a_damaged_pdfs_reason_is_translated_and_the_librarys_words_stay_apart_a
     assert all(detail not in row["error"] for row in (english, spanish, chinese))
     # The stored English text keeps both, for logs and admins.
     assert Document.objects.get(pk=english["id"]).error == f"the PDF is damaged: {detail}"
+
+
+ingestion_gate = threading.Event()
+
+
+@jobs.task("tests.ingestion.wait_at_the_gate")
+def wait_at_the_gate() -> None:
+    assert ingestion_gate.wait(60), "the gate never opened"
+
+
+def test_an_upload_made_while_restart_work_is_queued_is_ingested_before_it(api, create_knowledge_base, monkeypatch):
+    # One worker, busy when the server re-queues three interrupted documents and a user uploads.
+    backend = registry.ThreadPoolBackend(workers=1)
+    monkeypatch.setattr(registry, "_backend", backend)
+    ingest, started = registry._tasks[INGEST_TASK], []
+
+    def ingest_in_turn(document_id: int, attempt: int) -> None:
+        started.append(Document.objects.get(pk=document_id).name)
+        ingest(document_id=document_id, attempt=attempt)
+
+    monkeypatch.setitem(registry._tasks, INGEST_TASK, ingest_in_turn)
+    knowledge_base = create_knowledge_base()
+    for number in range(3):
+        assert upload(api, knowledge_base["id"], text_file(f"old-{number}.txt", topic=f"Melons {number}")).status_code == 201
+    wait_for_jobs()
+    Document.objects.update(status=Document.Status.EMBEDDING)
+    started.clear()
+    ingestion_gate.clear()
+    backend.submit("tests.ingestion.wait_at_the_gate", {})
+    assert services.documents_requeue_interrupted() == 3
+    assert upload(api, knowledge_base["id"], text_file("fresh.txt", topic="Squash")).status_code == 201
+    ingestion_gate.set()
+    wait_for_jobs()
+    assert started == ["fresh.txt", "old-0.txt", "old-1.txt", "old-2.txt"]
+    assert set(Document.objects.values_list("status", flat=True)) == {Document.Status.READY}

@@ -38,13 +38,18 @@ def guide_paragraphs() -> list[str]:
 
 @pytest.fixture(scope="module")
 def paragraphs():
-    texts = guide_paragraphs()
+    texts = guide_paragraphs()[::2]  # every other one: all lengths still, half the PyTorch time
     assert len(texts) >= 60, len(texts)
     return texts
 
 
-def test_int8_vectors_are_the_pytorch_vectors_to_three_decimals(minilm, minilm_int8, paragraphs):
-    pytorch = minilm.embed_documents(paragraphs)
+@pytest.fixture(scope="module")
+def pytorch_vectors(minilm, paragraphs):
+    return minilm.embed_documents(paragraphs)
+
+
+def test_int8_vectors_are_the_pytorch_vectors_to_three_decimals(minilm, minilm_int8, paragraphs, pytorch_vectors):
+    pytorch = pytorch_vectors
     int8 = minilm_int8.embed_documents(paragraphs)
     cosines = np.sum(pytorch * int8, axis=1)
     assert cosines.mean() >= 0.999 and cosines.min() >= 0.997, (cosines.mean(), cosines.min())
@@ -53,11 +58,11 @@ def test_int8_vectors_are_the_pytorch_vectors_to_three_decimals(minilm, minilm_i
 
 
 def test_both_components_name_one_vector_space_and_a_pytorch_index_answers_int8_queries_alike(
-        minilm, minilm_int8, paragraphs):
+        minilm, minilm_int8, paragraphs, pytorch_vectors):
     # One model_key, hence one Chroma collection per knowledge base: an index built by either
     # component is searched by the other. It holds because the neighbours do not change.
     assert minilm_int8.model_key == minilm.model_key == "all-minilm-l6-v2"
-    index = minilm.embed_documents(paragraphs)
+    index = pytorch_vectors
     questions = [" ".join(text.split()[:12]) for text in paragraphs[::3]]
     same_top1, overlap = 0, []
     for question in questions:
@@ -77,10 +82,10 @@ def test_vectors_come_back_in_input_order_whatever_the_length_sorting(minilm_int
     np.testing.assert_allclose(minilm_int8.embed_documents(shuffled), one_by_one[::-1], atol=2e-5)
 
 
-def test_progress_is_reported_after_every_encoded_batch(paragraphs):
+def test_progress_is_reported_after_every_encoded_batch():
     calls = []
     vectors = AllMiniLML6V2OnnxEmbedding(batch_size=5).embed_documents(
-        paragraphs[:12], progress=lambda done, total: calls.append((done, total)))
+        guide_paragraphs()[:12], progress=lambda done, total: calls.append((done, total)))
     assert vectors.shape == (12, 384)
     assert calls == [(5, 12), (10, 12), (12, 12)]
 
