@@ -32,13 +32,14 @@ const QUESTION: ChatMessage = {
   ...fixture.message, id: 1, role: "user", text: fixture.question, citations: [], trace: null, rounds: [], chunks: [], timings: {},
 };
 
-function setup(options: { stored?: () => ChatMessage[]; conversations?: Conversation[] } = {}) {
+function setup(options: { stored?: () => ChatMessage[]; conversations?: Conversation[]; pipelines?: PipelineSummary[];
+  saved?: Promise<void> } = {}) {
   let conversations = options.conversations ?? [conversation()];
   const stored = options.stored ?? (() => []);
   const api = mockApi({
     ...catalogRoutes(),
     "GET /api/v1/conversations/": () => jsonResponse(conversations),
-    "GET /api/v1/pipelines/": PIPELINES,
+    "GET /api/v1/pipelines/": options.pipelines ?? PIPELINES,
     "GET /api/v1/conversations/7/messages/": () => jsonResponse(stored()),
     "GET /api/v1/conversations/8/messages/": [],
     "POST /api/v1/conversations/": (body) => {
@@ -46,7 +47,8 @@ function setup(options: { stored?: () => ChatMessage[]; conversations?: Conversa
       conversations = [created, ...conversations];
       return jsonResponse(created, 201);
     },
-    "PATCH /api/v1/conversations/7/": (body) => {
+    "PATCH /api/v1/conversations/7/": async (body) => {
+      await options.saved;
       const change = body as { title?: string; pipeline?: number };
       const updated = { ...conversations[0]!, ...change };
       conversations = [updated, ...conversations.slice(1)];
@@ -90,6 +92,20 @@ afterEach(() => {
 });
 
 describe("ChatPage", () => {
+  it("asks the pipeline just picked even before the server has saved the choice", async () => {
+    let save = () => {};
+    const saved = new Promise<void>((resolve) => { save = resolve; });
+    setup({ pipelines: [...PIPELINES, pipeline({ id: 3, name: "Keyword", representation: "Naive RAG · BM25Retriever" })], saved });
+    const socket = await openConversation();
+    socket.open();
+    fireEvent.change(screen.getByLabelText("Pipeline"), { target: { value: "3" } });
+    expect(screen.getByLabelText<HTMLSelectElement>("Pipeline").value).toBe("3");
+    ask("What is fusion?");
+    expect(socket.sent).toEqual([{ type: "ask", question: "What is fusion?", pipeline_id: 3 }]);
+    save();
+    await waitFor(() => expect(screen.getByLabelText<HTMLSelectElement>("Pipeline").value).toBe("3"));
+  });
+
   it("streams an agentic answer with its rounds live, then opens a citation of the stored answer", async () => {
     let done = false;
     setup({ stored: () => (done ? [QUESTION, fixture.message] : []) });

@@ -141,7 +141,7 @@ export function ChatPage({ id }: { id: number | null }) {
           key={current.id}
           conversation={current}
           pipelines={pipelines}
-          onSwitchPipeline={(pipeline) => void switchPipeline(current, pipeline)}
+          onSwitchPipeline={(pipeline) => switchPipeline(current, pipeline)}
           onActivity={reload}
           onReloadPipelines={reload}
         />

@@ -85,7 +85,8 @@ interface OpenCitation {
 export function ConversationView({ conversation, pipelines, onSwitchPipeline, onActivity, onReloadPipelines }: {
   conversation: Conversation;
   pipelines: PipelineSummary[];
-  onSwitchPipeline: (pipeline: number) => void;
+  /** Save the conversation's pipeline; settles once the server answered (either way). */
+  onSwitchPipeline: (pipeline: number) => Promise<void>;
   /** A question was answered: titles and order of the conversations may have changed. */
   onActivity: () => void;
   onReloadPipelines: () => void;
@@ -103,7 +104,16 @@ export function ConversationView({ conversation, pipelines, onSwitchPipeline, on
   /** The question this tab asked and the server has not started yet. */
   const asked = useRef<string | null>(null);
 
-  const pipeline = pipelines.find((item) => item.id === conversation.pipeline) ?? null;
+  /** The pipeline just picked, until the server has saved it (or refused): a question asked
+   * meanwhile goes to this one, not to the one the conversation had. */
+  const [choosing, setChoosing] = useState<number | null>(null);
+  useEffect(() => setChoosing(null), [conversation.id]);
+  const pipelineId = choosing ?? conversation.pipeline;
+  const pipeline = pipelines.find((item) => item.id === pipelineId) ?? null;
+  const choosePipeline = (id: number) => {
+    setChoosing(id);
+    void onSwitchPipeline(id).finally(() => setChoosing((current) => (current === id ? null : current)));
+  };
   const messages = state.status === "ready" ? state.data : [];
 
   /**
@@ -240,7 +250,7 @@ export function ConversationView({ conversation, pipelines, onSwitchPipeline, on
           <h2 className="chat__title">{conversation.title || t("chat.untitled")}</h2>
           <ConnectionChip state={socket.state} />
         </header>
-        <PipelinePicker pipelines={pipelines} value={conversation.pipeline} disabled={!!run} onChange={onSwitchPipeline} onRecheck={onReloadPipelines} />
+        <PipelinePicker pipelines={pipelines} value={pipelineId} disabled={!!run} onChange={choosePipeline} onRecheck={onReloadPipelines} />
 
         {state.status === "loading" && <Loading label={t("chat.loadingMessages")} />}
         {state.status === "error" && <ErrorNotice title={t("chat.messagesFailed")} message={state.message} onRetry={reload} />}
