@@ -122,6 +122,24 @@ describe("TraceView, from stored traces", () => {
     expect(within(answer).getByText("4 chunks dropped by the token budget")).toBeInTheDocument();
   });
 
+  it("says which passages were left out as repeats, shortened, given with history, or cited for the model", () => {
+    const fixture = structuredClone(budget) as unknown as { message: ChatMessage };
+    const generate = (fixture.message.trace as { steps: Record<string, unknown>[] }).steps.find((step) => step.step === "generate")!;
+    const sent = (generate.budget as { sent: number[] }).sent;
+    Object.assign(generate.budget as object, {
+      history_turns: 2,
+      duplicates: [{ chunk_id: sent[1], of: sent[0] }],
+      trimmed: [{ chunk_id: sent[0], reason: "overlap", characters: 180, of: 240 }, { chunk_id: sent[1], reason: "budget", characters: 50, of: 300 }],
+    });
+    generate.citation_added = { n: 1, why: "the answer repeats this passage without citing it" };
+    stored(fixture);
+    const answer = screen.getByRole("region", { name: "Answer" });
+    expect(within(answer).getByText("1 chunk left out as a repeat of another passage")).toBeInTheDocument();
+    expect(answer).toHaveTextContent("Overlap with a neighbour removed from: 1 chunk");
+    expect(answer).toHaveTextContent("Earlier turns given: 2 questions and answers");
+    expect(answer).toHaveTextContent("Citation added: [1] — the answer repeats that passage without citing it");
+  });
+
   it("shows the branch a routed strategy took, why, and the branch's own trace", () => {
     stored(routed);
     const route = screen.getByRole("region", { name: "Routing" });

@@ -256,6 +256,9 @@ function Route({ step }: { step: TraceStep }) {
 function Generation({ step, facts }: { step: TraceStep; facts: ChunkFacts }) {
   const { t } = useTranslation();
   const budget = isBudget(step.budget) ? step.budget : null;
+  const overlaps = budget?.trimmed?.filter((entry) => entry.reason === "overlap").length ?? 0;
+  const citation = step.citation_added as { n?: unknown } | undefined;
+  const added = typeof citation?.n === "number" ? citation.n : null;
   return (
     <div className="generation">
       {budget && (
@@ -268,9 +271,18 @@ function Generation({ step, facts }: { step: TraceStep; facts: ChunkFacts }) {
             <ChunkList label={t("trace.budgetDropped", { count: budget.dropped.length })} ids={budget.dropped} facts={facts} />
           )}
           {budget.truncated !== null && <Line label={t("trace.truncated")}>{t("trace.chunkId", { id: budget.truncated })}</Line>}
+          {(budget.duplicates?.length ?? 0) > 0 && (
+            <ChunkList label={t("trace.duplicatesLeftOut", { count: budget.duplicates!.length })}
+              ids={budget.duplicates!.map((entry) => entry.chunk_id)} facts={facts} />
+          )}
+          {overlaps > 0 && <Line label={t("trace.overlapRemoved")}>{t("trace.chunkCount", { count: overlaps })}</Line>}
+          {(budget.history_turns ?? 0) > 0 && (
+            <Line label={t("trace.historyGiven")}>{t("trace.turnCount", { count: budget.history_turns })}</Line>
+          )}
         </>
       )}
       {text(step.language) && <Line label={t("trace.answerLanguage")}>{String(step.language)}</Line>}
+      {added !== null && <Line label={t("trace.citationAdded")}>{t("trace.citationAddedWhy", { n: added })}</Line>}
     </div>
   );
 }

@@ -28,6 +28,12 @@ interface Budget {
   sent: number[];
   dropped: number[];
   truncated: number | null;
+  /** Earlier question–answer pairs the model was given (older traces lack it). */
+  history_turns?: number;
+  /** Retrieved chunks left out because another passage already held their text. */
+  duplicates?: { chunk_id: number; of: number | null }[];
+  /** Chunks shortened: their overlap with a neighbour removed, or cut to fit the budget. */
+  trimmed?: { chunk_id: number; reason: "overlap" | "budget"; characters: number; of: number }[];
 }
 
 export function isBudget(value: unknown): value is Budget {
