@@ -36,7 +36,7 @@ from pipelines.services import pipeline_create
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
-EXAMPLES_PER_OPERATION = 30
+EXAMPLES_PER_OPERATION = 20
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 USERNAME = "fuzzer"
 TEXT = ("Pear trees are pruned in winter. Apple fruitlets are thinned in June so that each cluster "
