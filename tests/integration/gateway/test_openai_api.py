@@ -159,3 +159,21 @@ def test_a_failed_answer_is_a_server_error_and_stays_on_the_chat_page(owner, kno
             {"role": "user", "content": "What is fusion?"}])
     assert failed.value.body["type"] == "server_error"
     assert Message.objects.get(role="assistant").status == Message.Status.FAILED
+
+
+@pytest.mark.slow
+def test_the_packaged_local_model_answers_through_the_api(owner, knowledge_base, server_url, token):
+    from pipelines.services import pipeline_create
+
+    local = {"component": "LocalLLM", "params": {"model": "smollm2-135m-instruct", "max_tokens": 24}}
+    pipeline_create(owner=owner, name="Local", knowledge_base=knowledge_base, strategy={
+        "component": "NaiveRAG", "params": {
+            "retriever": {"component": "BM25Retriever", "params": {"top_k": 1}},
+            "response_synthesizer": {"component": "ResponseSynthesizer",
+                                     "params": {"llm": local, "max_answer_tokens": 24}}}})
+    stream = client(server_url, token).chat.completions.create(model="local", stream=True, messages=[
+        {"role": "user", "content": "What does a hybrid retriever fuse?"}])
+    chunks = list(stream)
+    text = "".join(chunk.choices[0].delta.content or "" for chunk in chunks)
+    assert text.strip() and chunks[-1].choices[0].finish_reason == "stop"
+    assert Message.objects.get(role="assistant").text == text
