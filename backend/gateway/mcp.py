@@ -20,7 +20,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
-from chat.services import FINAL_EVENTS, chat_run_follow, conversation_create
+from chat.services import FINAL_EVENTS, chat_run_follow, conversation_create, conversation_delete
 from common.i18n import translate
 from knowledge.models import KnowledgeBase
 from knowledge.selectors import knowledge_base_list, knowledge_base_search, knowledge_base_slugs
@@ -110,6 +110,8 @@ async def _ask(user: AbstractBaseUser, target: Target, arguments: dict[str, Any]
         if event["type"] in FINAL_EVENTS:
             final = event
     if final.get("type") != "answer.completed":
+        if final.get("message_id") is None:  # refused before anything was recorded: nothing to keep
+            await database_sync_to_async(conversation_delete)(conversation=conversation)
         return types.CallToolResult(content=[types.TextContent(type="text", text=final.get("error") or str(final))],
                                     is_error=True)
     citations = final.get("citations", [])
