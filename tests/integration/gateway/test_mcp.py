@@ -16,7 +16,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from accounts.models import ApiToken
-from accounts.services import api_token_revoke
+from accounts.services import api_token_create, api_token_revoke
 from chat.models import Conversation
 from knowledge.services import knowledge_base_create
 from tests.support.scripted_openai import chat_stream
@@ -91,7 +91,7 @@ def test_the_http_server_searches_a_knowledge_base_for_the_tokens_owner_only(own
     assert tools == [] and refused.is_error and "no tool 'search_guide'" in refused.content[0].text
 
 
-def test_the_http_server_refuses_a_missing_or_revoked_token(owner, server_url, token):
+def test_the_http_server_refuses_a_missing_revoked_or_throttled_token(owner, server_url, token, settings):
     listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     missing = httpx2.post(f"{server_url}/mcp", json=listing)
     assert missing.status_code == 401 and missing.headers["www-authenticate"].startswith("Bearer")
@@ -99,3 +99,7 @@ def test_the_http_server_refuses_a_missing_or_revoked_token(owner, server_url, t
     api_token_revoke(token=ApiToken.objects.get(owner=owner))
     revoked = httpx2.post(f"{server_url}/mcp", json=listing, headers={"Authorization": f"Bearer {token}"})
     assert revoked.status_code == 401 and "revoked" in revoked.json()["error_description"]
+    settings.TRELLIS_API_RATE_LIMIT = 1
+    other = {"Authorization": f"Bearer {api_token_create(owner=owner, name='agent').secret}"}
+    first, second = (httpx2.post(f"{server_url}/mcp", json=listing, headers=other) for _ in range(2))
+    assert first.status_code != 429 and second.status_code == 429 and int(second.headers["retry-after"]) >= 1
