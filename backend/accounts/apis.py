@@ -1,4 +1,5 @@
-"""Session sign-in for the browser app (Django's session authentication, CSRF enforced)."""
+"""Session sign-in for the browser app (Django's session authentication, CSRF enforced), and the
+signed-in user's API tokens."""
 
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from common.api import get_for_owner, validated
+
+from . import selectors, services
 from .services import username_normalized
 
 
@@ -65,3 +69,53 @@ class SessionApi(APIView):
     def delete(self, request: Request) -> Response:
         logout(request._request)
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+@extend_schema_serializer(component_name="ApiToken")
+class ApiTokenOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    prefix = serializers.CharField(help_text="The token's first characters, to tell it apart (never the whole token).")
+    active = serializers.BooleanField()
+    created_at = serializers.DateTimeField()
+    last_used_at = serializers.DateTimeField(allow_null=True)
+    revoked_at = serializers.DateTimeField(allow_null=True)
+
+
+@extend_schema_serializer(component_name="IssuedApiToken")
+class IssuedApiTokenOutputSerializer(ApiTokenOutputSerializer):
+    token = serializers.CharField(help_text="The secret, shown this once: Trellis keeps only its hash.")
+
+
+class ApiTokenListApi(APIView):
+    """The signed-in user's API tokens, newest first (revoked ones too)."""
+
+    @extend_schema(operation_id="api_tokens_list", responses=ApiTokenOutputSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        return Response(ApiTokenOutputSerializer(selectors.api_token_list(user=request.user), many=True).data)
+
+
+class ApiTokenCreateApi(APIView):
+    """Make a token for the OpenAI-compatible API and the MCP server; its secret is in this
+    answer only."""
+
+    @extend_schema_serializer(component_name="ApiTokenCreate")
+    class InputSerializer(serializers.Serializer):
+        name = serializers.CharField(max_length=100)
+
+    @extend_schema(operation_id="api_tokens_create", request=InputSerializer,
+                   responses={201: IssuedApiTokenOutputSerializer})
+    def post(self, request: Request) -> Response:
+        data = validated(self.InputSerializer, request.data)
+        issued = services.api_token_create(owner=request.user, name=data["name"])
+        body = {**ApiTokenOutputSerializer(issued.token).data, "token": issued.secret}
+        return Response(IssuedApiTokenOutputSerializer(body).data, status=status.HTTP_201_CREATED)
+
+
+class ApiTokenRevokeApi(APIView):
+    """Revoke a token: every request made with it is refused from now on."""
+
+    @extend_schema(operation_id="api_tokens_revoke", request=None, responses=ApiTokenOutputSerializer)
+    def post(self, request: Request, api_token_id: int) -> Response:
+        token = get_for_owner(selectors.api_token_get, user=request.user, api_token_id=api_token_id)
+        return Response(ApiTokenOutputSerializer(services.api_token_revoke(token=token)).data)

@@ -10,9 +10,10 @@ cancel from any socket reaches the process answering through the run's own chann
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -105,6 +106,33 @@ def conversation_delete(*, conversation: Conversation) -> None:
     group, event = owner_group(conversation.owner_id), {"type": "conversation.deleted", "conversation_id": conversation.pk}
     conversation.delete()
     transaction.on_commit(lambda: publish(group, {"type": "chat.conversation", "event": event}))
+
+
+def conversation_continue_or_create(*, owner: AbstractBaseUser, pipeline: Pipeline,
+                                    history: list[dict[str, str]]) -> tuple[Conversation, bool]:
+    """The conversation a client that sends the whole chat each time (the OpenAI API) is in.
+
+    ``history`` is the earlier turns, ``user`` and ``assistant`` messages in pairs. The owner's
+    conversation whose answered turns are exactly these goes on (so a chat continued from a
+    chat client stays one conversation on the chat page); when none is, or it is answering
+    now, a new conversation starts with these turns recorded, so its history, its page and its
+    follow-up questions are what the client sent. Returns it, and whether it is new."""
+    if history and history[-1]["role"] == "assistant":
+        candidates = (Conversation.objects.filter(owner=owner, messages__role=Message.Role.ASSISTANT,
+                                                  messages__status=Message.Status.DONE,
+                                                  messages__text=history[-1]["content"])
+                      .exclude(run__message__status=Message.Status.STREAMING).distinct().order_by("-updated_at")[:5])
+        for conversation in candidates:
+            if conversation_history(conversation, turns=len(history) // 2 + 1) == history:
+                return conversation, False
+    with transaction.atomic():
+        title = history[0]["content"][:TITLE_LENGTH] if history else ""
+        conversation = Conversation.objects.create(owner=owner, pipeline=pipeline, title=title)
+        Message.objects.bulk_create([
+            Message(conversation=conversation, role=message["role"], text=message["content"], pipeline=pipeline)
+            for message in history])
+        _announce(conversation, "conversation.created")
+    return conversation, True
 
 
 @dataclass
@@ -306,8 +334,9 @@ class RunLog:
     joins the group and then reads the stored events misses none and sees none it cannot tell
     apart (each carries ``seq``)."""
 
-    def __init__(self, turn: Turn) -> None:
+    def __init__(self, turn: Turn, listener: asyncio.Queue | None = None) -> None:
         self.turn = turn
+        self.listener = listener
         self.group = conversation_group(turn.conversation_id)
         self.seq = 0
         self.pending: list[dict[str, Any]] = []
@@ -335,6 +364,9 @@ class RunLog:
                 return
             self.flushed_at = time.monotonic()
             await database_sync_to_async(_events_store)(self.turn.answer.pk, batch)
+            if self.listener is not None:
+                for event in batch:
+                    self.listener.put_nowait(event)
             layer = get_channel_layer()
             if layer is not None:
                 try:
@@ -466,8 +498,8 @@ def _failure_code(event: dict[str, Any]) -> str:
     return readable_error(exception).code if isinstance(exception, BaseException) else "error"
 
 
-async def _run(turn: Turn, language: str | None) -> dict[str, Any]:
-    log = RunLog(turn)
+async def _run(turn: Turn, language: str | None, listener: asyncio.Queue | None = None) -> dict[str, Any]:
+    log = RunLog(turn, listener)
     try:
         final = await _answer(turn, log, language)
         await log.add(final)
@@ -517,6 +549,31 @@ async def chat_run_cancel(*, conversation: Conversation) -> bool:
         return False
     await layer.send(channel, {"type": "chat.cancel"})
     return True
+
+
+async def chat_run_follow(*, conversation: Conversation, user: AbstractBaseUser, question: str,
+                          pipeline_id: Any = None, language: str | None = None) -> AsyncIterator[dict[str, Any]]:
+    """Start answering ``question`` as ``chat_run_start`` does and yield the run's events as they
+    are stored, up to its final one (for transports that answer one request, not a socket).
+    A refused question yields its ``run.failed`` event alone. The run is the conversation's: one
+    who stops reading stops nothing, and the chat page's sockets follow it live."""
+    opened = await _open(conversation=conversation, user=user, question=question, pipeline_id=pipeline_id,
+                         language=language)
+    if isinstance(opened, dict):
+        yield opened
+        return
+    events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+    # A context of its own: the request's (Django's per-request thread for the ORM among it)
+    # ends with the request, and the run goes on after it.
+    task = asyncio.create_task(_run(opened, language, events), name=f"chat-run-{opened.answer.pk}",
+                               context=contextvars.Context())
+    _running.add(task)
+    task.add_done_callback(_running.discard)
+    while True:
+        event = await events.get()
+        yield event
+        if event["type"] in FINAL_EVENTS:
+            return
 
 
 def chat_ask(*, conversation: Conversation, user: AbstractBaseUser, question: str, pipeline_id: Any = None,

@@ -1,5 +1,5 @@
-"""ASGI entry point: HTTP through Django, websockets through Channels (authenticated,
-origin-checked)."""
+"""ASGI entry point: HTTP through Django (``/mcp`` through the MCP server first), websockets
+through Channels (authenticated, origin-checked)."""
 
 import os
 
@@ -16,6 +16,7 @@ from django.conf import settings  # noqa: E402
 
 from common.limits import RequestBodyLimit  # noqa: E402
 from config.routing import websocket_urlpatterns  # noqa: E402
+from gateway.asgi import with_mcp  # noqa: E402
 from jobs import recover_interrupted_work  # noqa: E402
 
 if settings.TRELLIS_JOBS_BACKEND == "threads":
@@ -31,8 +32,9 @@ if settings.TRELLIS_WARM_LOCAL_LLM:
 
 application = ProtocolTypeRouter(
     {
-        # Bodies past their limit are refused before Django reads (and spools) them.
-        "http": RequestBodyLimit(django_asgi_app),
+        # Bodies past their limit are refused before Django reads (and spools) them; the MCP
+        # server, which has its own limit, answers /mcp.
+        "http": with_mcp(RequestBodyLimit(django_asgi_app)),
         "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

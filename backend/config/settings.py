@@ -137,6 +137,7 @@ INSTALLED_APPS = [
     "chat",
     "evaluation",
     "models",
+    "gateway",
     "web",
 ]
 
@@ -269,6 +270,10 @@ TRELLIS_WARM_LOCAL_LLM = _env_bool("TRELLIS_WARM_LOCAL_LLM", False)
 
 # How many earlier question–answer pairs a chat sends along, so follow-up questions work.
 TRELLIS_CHAT_HISTORY_TURNS = _env_int("TRELLIS_CHAT_HISTORY_TURNS", 3)
+
+# Requests one API token may make per minute to the OpenAI-compatible API and the MCP server
+# (0: no limit); past it they are refused with 429 and Retry-After.
+TRELLIS_API_RATE_LIMIT = _env_int("TRELLIS_API_RATE_LIMIT", 60)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

@@ -22,5 +22,7 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/schema/swagger-ui/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/schema/redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
+    # The OpenAI-compatible API, where its clients look for it (``<base URL>/v1/...``).
+    path("", include("gateway.urls")),
     path("", include("web.urls")),
 ]

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Q, QuerySet, Sum
 
 from common.i18n import translate
+from common.slugs import owner_slugs
 
 from .models import Chunk, Document, KnowledgeBase, VectorIndex
 
@@ -57,3 +60,30 @@ def document_error_detail(document: Document) -> str | None:
     if not document.error:
         return None
     return (document.error_context or {}).get("detail") or None
+
+
+def knowledge_base_slugs(*, user: AbstractBaseUser) -> dict[int, str]:
+    """``{id: slug}`` of the user's knowledge bases: the names the MCP tools (``search_<slug>``)
+    know them by."""
+    return owner_slugs(KnowledgeBase.objects.filter(owner=user).values_list("pk", "name"), fallback="knowledge-base")
+
+
+def knowledge_base_search(*, knowledge_base: KnowledgeBase, query: str, top_k: int = 5) -> list[dict[str, Any]]:
+    """The ``top_k`` chunks of the knowledge base's ready documents that BM25 scores highest for
+    ``query`` (BM25 needs no model and no index to wait for), best first, each with its score,
+    its document's name and its text."""
+    from rag.components import load_components
+    from rag.core import build
+
+    from .runtime import retriever_infra
+
+    infra = retriever_infra(knowledge_base)
+    retriever = build({"component": "BM25Retriever", "params": {"top_k": top_k}}, kind="retriever",
+                      registry=load_components(), infra=infra)
+    chunks, node = retriever.retrieve(query)
+    scores = {result["chunk_id"]: result.get("score") for result in node.get("results", [])}
+    documents = infra["documents"]
+    return [{"rank": rank, "score": scores.get(chunk.id), "chunk_id": chunk.id, "document_id": chunk.document_id,
+             "document": documents[chunk.document_id].name if chunk.document_id in documents else None,
+             "position": chunk.position, "text": chunk.text}
+            for rank, chunk in enumerate(chunks, start=1)]

@@ -10,6 +10,7 @@ from django.db.models import QuerySet
 
 from catalog.selectors import CatalogVocabulary
 from common.i18n import translate
+from common.slugs import owner_slugs
 from knowledge.models import Document, KnowledgeBase, VectorIndex
 from knowledge.services.knowledge_bases import model_key_of
 from rag.components import load_components
@@ -27,6 +28,23 @@ def pipeline_list(*, user: AbstractBaseUser) -> QuerySet[Pipeline]:
 def pipeline_get(*, user: AbstractBaseUser, pipeline_id: int) -> Pipeline:
     """Raises ``Pipeline.DoesNotExist`` for a missing id or another user's pipeline."""
     return pipeline_list(user=user).get(pk=pipeline_id)
+
+
+def pipeline_slugs(*, user: AbstractBaseUser) -> dict[int, str]:
+    """``{id: slug}`` of the user's pipelines: the names by which the OpenAI API (``model``) and
+    the MCP tools (``ask_<slug>``) know them."""
+    return owner_slugs(Pipeline.objects.filter(owner=user).values_list("pk", "name"), fallback="pipeline")
+
+
+def pipeline_get_by_slug(*, user: AbstractBaseUser, slug: str) -> Pipeline:
+    """The user's pipeline with this slug or id (as text); raises ``Pipeline.DoesNotExist``
+    for none, and for another user's."""
+    if slug.isdigit():
+        return pipeline_get(user=user, pipeline_id=int(slug))
+    found = [pk for pk, known in pipeline_slugs(user=user).items() if known == slug]
+    if not found:
+        raise Pipeline.DoesNotExist(slug)
+    return pipeline_get(user=user, pipeline_id=found[0])
 
 
 def pipeline_representation(pipeline: Pipeline, vocabulary: CatalogVocabulary) -> str:

@@ -1,4 +1,4 @@
-import { Boxes, ChartColumn, Database, LogOut, MessagesSquare, Sprout, Workflow, type LucideIcon } from "lucide-react";
+import { Boxes, ChartColumn, Database, KeyRound, LogOut, MessagesSquare, Sprout, Workflow, type LucideIcon } from "lucide-react";
 import type { ReactNode } from "react";
 import { useTranslation } from "react-i18next";
 
@@ -53,9 +53,10 @@ export function Layout({ children }: { children: ReactNode }) {
             <LanguageSwitcher />
             {username && (
               <div className="user-menu">
-                <span className="user-menu__name" title={username}>
-                  {username}
-                </span>
+                <Link to="/account" className="user-menu__name" title={t("nav.account")}>
+                  <KeyRound aria-hidden="true" size={14} />
+                  <span>{username}</span>
+                </Link>
                 <button
                   type="button"
                   className="icon-button"

@@ -1,7 +1,8 @@
 """Schemathesis over every operation of ``/api/schema/``, signed in with a session (and its CSRF
-token) of a user who owns a knowledge base, a document, a pipeline, a conversation and a
-credential, so that paths resolve to real objects. Valid and invalid examples alike must never
-get a server error, an undocumented status, or a body that contradicts the schema."""
+token) of a user who owns a knowledge base, a document, a pipeline, a conversation, a
+credential and an API token, so that paths resolve to real objects. Valid and invalid examples
+alike must never get a server error, an undocumented status, or a body that contradicts the
+schema."""
 
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ from schemathesis.specs.openapi.checks import (
 )
 
 import jobs
+from accounts.models import ApiToken
+from accounts.services import api_token_create
 from chat.models import Conversation
 from chat.services import conversation_create
 from credentials.models import Credential
@@ -72,8 +75,10 @@ class Owned:
         credential = Credential.objects.filter(owner=self.user).order_by("pk").first() or credential_create(
             owner=self.user, name=f"gateway-{time.monotonic_ns()}", kind="OpenAIAPIKey",
             values={"api_key": "sk-fuzz-0123456789", "base_url": "https://gateway.example/v1"})
+        token = ApiToken.objects.filter(owner=self.user).order_by("pk").first() or \
+            api_token_create(owner=self.user, name="fuzzed").token
         return {"knowledge_base_id": knowledge_base.pk, "document_id": document.pk, "pipeline_id": pipeline.pk,
-                "conversation_id": conversation.pk, "credential_id": credential.pk}
+                "conversation_id": conversation.pk, "credential_id": credential.pk, "api_token_id": token.pk}
 
     def credentials(self) -> tuple[dict[str, str], dict[str, str]]:
         """Cookies of a fresh session (a fuzzed sign-out ends the previous one) and the CSRF

@@ -17,6 +17,7 @@ from django.conf import settings
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
+from accounts.services import api_token_create
 from chat.services import conversation_create
 from common.permissions import path_keywords
 from config.routing import websocket_urlpatterns
@@ -60,9 +61,10 @@ def victim_objects(django_user_model):
     evaluation = Evaluation.objects.create(owner=alice, dataset=dataset, status=Evaluation.Status.DONE)
     install = ModelInstall.objects.create(owner=alice, source=ModelInstall.Source.HUB, reference="acme/private-ce",
                                           kind="cross-encoder", name="private-ce", status=ModelInstall.Status.FAILED)
+    token = api_token_create(owner=alice, name="Private laptop").token
     return {"knowledge_base_id": knowledge_base.pk, "document_id": document.pk, "pipeline_id": pipeline.pk,
             "conversation_id": conversation.pk, "credential_id": credential.pk, "dataset_id": dataset.pk,
-            "evaluation_id": evaluation.pk, "install_id": install.pk, "name": "report.md"}
+            "evaluation_id": evaluation.pk, "install_id": install.pk, "api_token_id": token.pk, "name": "report.md"}
 
 
 @pytest.fixture

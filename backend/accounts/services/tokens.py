@@ -1,0 +1,90 @@
+"""API tokens: made, checked, throttled and revoked.
+
+A token is ``trl_`` and 43 URL-safe characters (256 random bits), so a hash without a salt is
+enough to store it: nobody can guess a preimage, and a lookup by hash needs no scan. Each token
+may make ``TRELLIS_API_RATE_LIMIT`` requests per minute (a fixed window counted in the cache,
+shared by every server process once Redis is there).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import time
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.cache import cache
+from django.utils import timezone
+
+from ..models import ApiToken
+
+TOKEN_PREFIX = "trl_"
+PREFIX_LENGTH = len(TOKEN_PREFIX) + 8
+LAST_USED_PRECISION = timedelta(minutes=1)
+"""``last_used_at`` is written at most this often: not one write per request."""
+RATE_WINDOW_S = 60
+
+
+@dataclass(frozen=True)
+class IssuedToken:
+    """A token just made: its row and its secret, which is never available again."""
+
+    token: ApiToken
+    secret: str
+
+
+def _digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def api_token_create(*, owner: AbstractBaseUser, name: str) -> IssuedToken:
+    secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    token = ApiToken.objects.create(owner=owner, name=name.strip(), prefix=secret[:PREFIX_LENGTH],
+                                    digest=_digest(secret))
+    return IssuedToken(token, secret)
+
+
+def api_token_revoke(*, token: ApiToken) -> ApiToken:
+    """Revoke ``token`` (again is harmless): every request with it is refused from now on."""
+    if token.revoked_at is None:
+        token.revoked_at = timezone.now()
+        token.save(update_fields=["revoked_at"])
+    return token
+
+
+def api_token_authenticate(*, secret: str) -> ApiToken | None:
+    """The active token whose secret is ``secret`` (with its owner), or None; records its use."""
+    if not secret.startswith(TOKEN_PREFIX) or len(secret) > 200:
+        return None
+    token = (ApiToken.objects.select_related("owner").filter(digest=_digest(secret), revoked_at__isnull=True,
+                                                             owner__is_active=True).first())
+    if token is None:
+        return None
+    now = timezone.now()
+    if token.last_used_at is None or now - token.last_used_at >= LAST_USED_PRECISION:
+        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+        token.last_used_at = now
+    return token
+
+
+def api_token_throttle(*, token: ApiToken) -> int | None:
+    """Count one request of ``token``: None when it may go on, else the seconds until it may
+    (it made ``TRELLIS_API_RATE_LIMIT`` requests in this minute already)."""
+    limit = settings.TRELLIS_API_RATE_LIMIT
+    if limit <= 0:
+        return None
+    now = time.time()
+    window = int(now // RATE_WINDOW_S)
+    key = f"trellis:api-rate:{token.pk}:{window}"
+    cache.add(key, 0, RATE_WINDOW_S * 2)
+    try:
+        count = cache.incr(key)
+    except ValueError:  # expired between add and incr
+        cache.set(key, 1, RATE_WINDOW_S * 2)
+        count = 1
+    if count <= limit:
+        return None
+    return max(1, int((window + 1) * RATE_WINDOW_S - now) + 1)
