@@ -12,12 +12,20 @@ def admin_user(django_user_model):
 
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(items):
-    """Browser tests last, and under ``make test``'s two workers (pytest-xdist, ``--dist
-    loadgroup``) all on one of them while the other runs everything else: Playwright's sync API
-    keeps an event loop running in the main thread for as long as the browser is open, which the
-    async tests' loops cannot share, and the two halves take about as long."""
+    """Browser tests last: Playwright's sync API keeps an event loop running in the main thread
+    for as long as the browser is open, which the async tests' loops cannot share."""
     items.sort(key=lambda item: item.get_closest_marker("e2e") is not None)
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group("browser" if item.get_closest_marker("e2e") else "engine"))
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """Under ``make test``'s two workers: the browser suite on one, everything else on the
+    other. The halves take about as long, and the async tests never share a process with an open
+    browser. (xdist's ``loadgroup`` cannot do it: with pytest 9 it no longer sees its groups.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class BrowserApart(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "browser" if nodeid.startswith("tests/e2e/") else "engine"
+
+    return BrowserApart(config, log)
