@@ -30,6 +30,7 @@ MAKE_RUN_TIMEOUT_S = 900  # a first run on this data directory joins the local m
 DEMO_READY_TIMEOUT_S = 600
 ANSWER_TIMEOUT_MS = 240_000
 READY_TIMEOUT_MS = 600_000
+PAGE_TIMEOUT_MS = 90_000
 NOTES = """# Field notes from Quillon
 
 The Zorblax lantern festival is held in Quillon every March, on the first full moon of spring.
@@ -188,7 +189,8 @@ def test_a_newcomer_signs_in_uploads_and_gets_a_streamed_cited_answer(newcomer, 
 
     # Ask it: the answer streams in, then shows a citation.
     page.get_by_role("navigation").get_by_role("link", name="Chat").click()
-    page.get_by_role("button", name="New conversation").click()
+    # The server is still embedding the demo's guide with e5 on both cores: give the page time.
+    page.get_by_role("button", name="New conversation").click(timeout=PAGE_TIMEOUT_MS)
     expect(page.get_by_text("Live", exact=True)).to_be_visible(timeout=30_000)  # the answer comes over the socket
     page.get_by_label("Pipeline").select_option(label="My first pipeline · Quillon notes")
     # The conversation takes the pipeline once the server has it: ask only then.
