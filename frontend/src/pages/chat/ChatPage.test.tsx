@@ -33,12 +33,18 @@ const QUESTION: ChatMessage = {
 };
 
 function setup(options: { stored?: () => ChatMessage[]; conversations?: Conversation[]; pipelines?: PipelineSummary[];
-  saved?: Promise<void> } = {}) {
+  saved?: Promise<void>; relisted?: Promise<void> } = {}) {
   let conversations = options.conversations ?? [conversation()];
+  let listings = 0;
   const stored = options.stored ?? (() => []);
   const api = mockApi({
     ...catalogRoutes(),
-    "GET /api/v1/conversations/": () => jsonResponse(conversations),
+    "GET /api/v1/conversations/": async () => {
+      // What the server had when asked, answered once `relisted` settles (the first listing at once).
+      const snapshot = conversations;
+      if ((listings += 1) > 1) await options.relisted;
+      return jsonResponse(snapshot);
+    },
     "GET /api/v1/pipelines/": options.pipelines ?? PIPELINES,
     "GET /api/v1/conversations/7/messages/": () => jsonResponse(stored()),
     "GET /api/v1/conversations/8/messages/": [],
@@ -50,7 +56,9 @@ function setup(options: { stored?: () => ChatMessage[]; conversations?: Conversa
     "PATCH /api/v1/conversations/7/": async (body) => {
       await options.saved;
       const change = body as { title?: string; pipeline?: number };
-      const updated = { ...conversations[0]!, ...change };
+      const named = (options.pipelines ?? PIPELINES).find((item) => item.id === change.pipeline);
+      const updated = { ...conversations[0]!, ...change, ...(named ? { pipeline_name: named.name } : {}),
+        updated_at: new Date().toISOString() };
       conversations = [updated, ...conversations.slice(1)];
       return jsonResponse(updated);
     },
@@ -104,6 +112,28 @@ describe("ChatPage", () => {
     expect(socket.sent).toEqual([{ type: "ask", question: "What is fusion?", pipeline_id: 3 }]);
     save();
     await waitFor(() => expect(screen.getByLabelText<HTMLSelectElement>("Pipeline").value).toBe("3"));
+  });
+
+  it("keeps a pipeline switched while the list was being reloaded", async () => {
+    let answer = () => {};
+    const relisted = new Promise<void>((resolve) => { answer = resolve; });
+    setup({
+      conversations: [conversation({ updated_at: "2026-01-01T00:00:00Z" })],
+      pipelines: [...PIPELINES, pipeline({ id: 3, name: "Keyword", representation: "Naive RAG · BM25Retriever" })],
+      relisted,
+    });
+    await openConversation();
+    listSocket().open();
+    listSocket().drop();
+    await waitFor(() => expect(FakeWebSocket.instances.filter((socket) => socket.url.endsWith("/ws/conversations/"))).toHaveLength(2), { timeout: 3000 });
+    FakeWebSocket.instances.filter((socket) => socket.url.endsWith("/ws/conversations/"))[1]!.open(); // reloads the list
+    fireEvent.change(screen.getByLabelText("Pipeline"), { target: { value: "3" } });
+    await waitFor(() => expect(within(screen.getByRole("list", { name: "Conversations" })).getByRole("link")).toHaveTextContent("Keyword"));
+    answer(); // the reload's copy, read before the switch, arrives last
+    await waitFor(() => expect(screen.getByLabelText<HTMLSelectElement>("Pipeline").value).toBe("3"));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(screen.getByLabelText<HTMLSelectElement>("Pipeline").value).toBe("3");
+    expect(within(screen.getByRole("list", { name: "Conversations" })).getByRole("link")).toHaveTextContent("Keyword");
   });
 
   it("streams an agentic answer with its rounds live, then opens a citation of the stored answer", async () => {

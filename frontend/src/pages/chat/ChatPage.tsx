@@ -43,6 +43,7 @@ export function ChatPage({ id }: { id: number | null }) {
       return { conversations, pipelines };
     },
     [i18n.resolvedLanguage],
+    (fresh, shown) => ({ ...fresh, conversations: keepNewer(fresh.conversations, shown.conversations) }),
   );
   const current = state.status === "ready" && id !== null ? state.data.conversations.find((item) => item.id === id) ?? null : null;
   useDocumentTitle(current?.title || t("chat.title"));
@@ -174,6 +175,22 @@ export function ChatPage({ id }: { id: number | null }) {
   );
 }
 
+/**
+ * The reloaded list, except where the page already shows a newer copy of a conversation: a
+ * pipeline switched while the reload was in flight stays switched.
+ */
+export function keepNewer(fresh: Conversation[], shown: Conversation[]): Conversation[] {
+  const known = new Map(shown.map((item) => [item.id, item]));
+  return sortByActivity(fresh.map((item) => {
+    const seen = known.get(item.id);
+    return seen && seen.updated_at > item.updated_at ? seen : item;
+  }));
+}
+
+function sortByActivity(conversations: Conversation[]): Conversation[] {
+  return conversations.sort((a, b) => (a.updated_at < b.updated_at ? 1 : a.updated_at > b.updated_at ? -1 : b.id - a.id));
+}
+
 /** The list after `event`, most recently active first (as the API lists it). */
 export function applyConversationEvent(conversations: Conversation[], event: ConversationEvent): Conversation[] {
   if (event.type === "conversation.deleted") return conversations.filter((item) => item.id !== event.conversation_id);
@@ -181,5 +198,5 @@ export function applyConversationEvent(conversations: Conversation[], event: Con
   const rest = conversations.filter((item) => item.id !== changed.id);
   const known = conversations.find((item) => item.id === changed.id);
   if (known && known.updated_at > changed.updated_at) return conversations; // an older event than what is shown
-  return [changed, ...rest].sort((a, b) => (a.updated_at < b.updated_at ? 1 : a.updated_at > b.updated_at ? -1 : b.id - a.id));
+  return sortByActivity([changed, ...rest]);
 }
