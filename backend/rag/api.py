@@ -26,6 +26,7 @@ from .core import ConfigObject, TrellisError, UnknownComponentError, build
 from .documents import Chunk, DocumentError, SourceDocument, parse_document
 from .documents.chunkers import Chunker
 from .embeddings.defaults import DEFAULT_ENGLISH_EMBEDDING
+from .embeddings.vector_cache import VectorCache, default_vector_cache_dir
 from .llms import LLM
 from .presets import PRESETS
 from .retrievers import Hit
@@ -74,6 +75,7 @@ class Settings:
     max_input_tokens: int | None = None
     stream: bool = False
     use_chroma: bool | str | Path = False
+    cache_vectors: bool | str | Path = True
 
 
 class _Reranking(Protocol):
@@ -229,6 +231,8 @@ def _checked(settings: Settings) -> Settings:
         raise ValueError(f"stream must be True or False, got {settings.stream!r}")
     if not isinstance(settings.use_chroma, (bool, str, Path)):
         raise ValueError(f"use_chroma must be True, False or a folder, got {settings.use_chroma!r}")
+    if not isinstance(settings.cache_vectors, (bool, str, Path)):
+        raise ValueError(f"cache_vectors must be True, False or a folder, got {settings.cache_vectors!r}")
     _strategy_config(settings.search_type)
     _embedding(settings.embeddings)
     if settings.model is not None:
@@ -324,6 +328,10 @@ class RAG:
         Keep the dense vectors of the files in a persistent Chroma store (True:
         ``$TRELLIS_DATA_DIR/chroma``, else ``~/.cache/trellis/chroma``; or the folder given), so a
         later run over the same files, in any process, embeds only the question.
+    cache_vectors : bool, str or Path, default True
+        Without Chroma, keep each file's dense vectors on disk (True:
+        ``$TRELLIS_DATA_DIR/cache/vectors``, else ``~/.cache/trellis/vectors``; or the folder
+        given), so a later run embeds only the files that changed; False embeds every run.
 
     Attributes
     ----------
@@ -350,11 +358,13 @@ class RAG:
         max_input_tokens: int | None = None,
         stream: bool = False,
         use_chroma: bool | str | Path = False,
+        cache_vectors: bool | str | Path = True,
     ) -> None:
         self.settings = _checked(Settings(
             search_type=search_type, model=model, embeddings=embeddings, chunk_size=chunk_size, chunker=chunker,
             reranker=reranker, reranker_model=reranker_model, rerank_top_k=rerank_top_k,
             max_input_tokens=max_input_tokens, stream=stream, use_chroma=use_chroma,
+            cache_vectors=cache_vectors,
         ))
         self.docs: list[dict[str, Any]] = []
         self.state: dict[str, Any] = {}
@@ -387,6 +397,7 @@ class RAG:
         max_input_tokens: Any = _UNSET,
         stream: Any = _UNSET,
         use_chroma: Any = _UNSET,
+        cache_vectors: Any = _UNSET,
         history: Sequence[dict[str, str]] = (),
     ) -> str | Iterator[str]:
         """The answer to ``prompt`` over ``data_source`` (a folder, a file or a list of files).
@@ -425,6 +436,7 @@ class RAG:
         max_input_tokens: Any = _UNSET,
         stream: Any = _UNSET,
         use_chroma: Any = _UNSET,
+        cache_vectors: Any = _UNSET,
     ) -> str | Iterator[str]:
         """Self-ask: break ``prompt`` into sub-questions, answer each from retrieval, then answer
         ``prompt`` with those answers in view (and its own retrieval).
@@ -465,7 +477,7 @@ class RAG:
         embedding = _embedding(settings.embeddings)
         model = settings.model if isinstance(settings.model, LLM) else None
         key = (self._corpus_key, json.dumps(pipeline, sort_keys=True), json.dumps(embedding, sort_keys=True),
-               str(settings.use_chroma), id(model))
+               str(settings.use_chroma), str(settings.cache_vectors), id(model))
         if self._built is None or self._built[0] != key:
             stores = self._stores(settings, embedding)
             strategy = build(pipeline, kind=Strategy, registry=load_components(),
@@ -532,7 +544,11 @@ class RAG:
 
     def _stores(self, settings: Settings, embedding: dict[str, Any]) -> Any:
         if settings.use_chroma is False:
-            return InMemoryStores(embedding)
+            if settings.cache_vectors is False:
+                return InMemoryStores(embedding)
+            cache = (Path(settings.cache_vectors) if not isinstance(settings.cache_vectors, bool)
+                     else default_vector_cache_dir())
+            return InMemoryStores(embedding, VectorCache(cache))
         folder = Path(settings.use_chroma) if not isinstance(settings.use_chroma, bool) else default_chroma_dir()
         return PersistentVectors(embedding, folder, self._corpus_fingerprint)
 
@@ -640,11 +656,13 @@ class RAG:
 
 
 class InMemoryStores:
-    """What retrievers get without a knowledge base: only the default embedding model (dense
-    retrievers then embed the chunks in memory; BM25 indexes them in memory)."""
+    """What retrievers get without a knowledge base: the default embedding model, and where
+    document vectors are kept between runs, if anywhere (dense retrievers then search the
+    chunks in memory; BM25 indexes them in memory)."""
 
-    def __init__(self, default_embedding: dict[str, Any]) -> None:
+    def __init__(self, default_embedding: dict[str, Any], vector_cache: VectorCache | None = None) -> None:
         self.default_embedding = default_embedding
+        self.vector_cache = vector_cache
 
 
 def default_chroma_dir() -> Path:

@@ -8,8 +8,6 @@ back to its document (a document ranks where its best chunk ranks).
 
 from __future__ import annotations
 
-import hashlib
-import os
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +21,7 @@ from rag.core import TrellisError, build, iter_nodes, validate_or_raise
 from rag.documents.chunkers import Chunker
 from rag.documents.models import Chunk, ChunksByDocument, SourceDocument
 from rag.embeddings import EmbeddingModel
+from rag.embeddings.vector_cache import VectorCache
 from rag.stores.chroma import VectorMatch
 
 from .datasets import EvaluationDataset
@@ -151,31 +150,16 @@ class MemoryStores:
         ordered = [chunk for positions in self.chunks.values() for chunk in positions.values()]
         ids = np.array([chunk.id for chunk in ordered], dtype=np.int64)
         texts = [chunk.text for chunk in ordered]
-        cache = self._cache_file(f"{embedder.NAME}:{model_key}", texts)
-        if cache is not None and cache.is_file():
-            vectors = np.load(cache)
-            if vectors.shape[0] == len(texts):
-                self.embedded[model_key] = {"chunks": len(texts), "seconds": 0.0, "cached": True}
-                return ids, vectors
         started = time.perf_counter()
-        vectors = embedder.embed_documents(texts) if texts else np.zeros((0, 1), dtype=np.float32)
+        if self.cache_dir is not None:
+            # The corpus as one group: an evaluation reads its whole corpus in one file.
+            vectors, embedded = VectorCache(self.cache_dir).embed(embedder, [texts])
+        else:
+            vectors = embedder.embed_documents(texts) if texts else np.zeros((0, 1), dtype=np.float32)
+            embedded = len(texts)
         self.embedded[model_key] = {"chunks": len(texts), "seconds": round(time.perf_counter() - started, 2),
-                                    "cached": False}
-        if cache is not None:
-            cache.parent.mkdir(parents=True, exist_ok=True)
-            temporary = cache.with_suffix(f".{os.getpid()}.tmp.npy")
-            np.save(temporary, vectors)
-            os.replace(temporary, cache)
+                                    "cached": bool(texts) and not embedded}
         return ids, vectors
-
-    def _cache_file(self, encoder: str, texts: Sequence[str]) -> Path | None:
-        # Keyed by the component too: components sharing a vector space (the int8 and PyTorch
-        # all-MiniLM-L6-v2) give near-identical vectors, but a benchmark of one must not read the
-        # other's.
-        if self.cache_dir is None:
-            return None
-        digest = hashlib.sha256("\x00".join([encoder, *texts]).encode()).hexdigest()[:20]
-        return self.cache_dir / f"vectors-{digest}.npy"
 
 
 def build_corpus(dataset: EvaluationDataset, *, default_embedding: Mapping[str, Any],

@@ -101,7 +101,7 @@ def test_search_type_auto_is_the_hybrid_preset_and_model_names_a_local_model():
     [({"search_type": "svm"}, "unknown preset 'svm'"), ({"model": "gemini:gemini-2.5-flash"}, "model must be"),
      ({"model": "local:llama-70b"}, "no packaged model 'llama-70b'"), ({"chunk_size": 0}, "chunk_size"),
      ({"max_input_tokens": "3000"}, "max_input_tokens"), ({"embeddings": "LocalLLM"}, "must name an embedding"),
-     ({"stream": "yes"}, "stream"), ({"use_chroma": 3}, "use_chroma")],
+     ({"stream": "yes"}, "stream"), ({"use_chroma": 3}, "use_chroma"), ({"cache_vectors": 3}, "cache_vectors")],
 )
 def test_a_setting_that_cannot_work_is_refused_when_it_is_made(settings, message):
     with pytest.raises(ValueError, match=message):
@@ -127,6 +127,41 @@ def test_use_chroma_keeps_the_vectors_so_a_later_run_embeds_only_the_question(sc
         ["Which framework has an admin panel?"]]
     # The scripted server's vectors are seeded by each text: the same vectors, the same ranking.
     assert [doc["chunk_id"] for doc in second.docs] == [doc["chunk_id"] for doc in first.docs]
+
+
+def test_each_files_vectors_are_kept_so_a_later_run_embeds_only_what_changed(scripted_openai, folder, tmp_path):
+    def embedded_by(**settings):
+        scripted_openai.requests.clear()
+        scripted_openai.enqueue(CHAT, chat_stream(["ok"]))
+        rag = RAG(search_type="semantic", model=llm(scripted_openai), chunk_size=80, **settings,
+                  embeddings={"component": "OpenAICompatibleEmbedding",
+                              "params": {"base_url": scripted_openai.base_url, "model": "scripted-model"}})
+        rag(folder, "Which framework has an admin panel?")
+        texts = [text for request in scripted_openai.requests_to(EMBEDDINGS) for text in request.body["input"]]
+        return texts, rag
+
+    def chunk_texts(rag):
+        documents = rag.strategy(folder).retriever.chunks.values()
+        return {path.name: [chunk.text for chunk in positions.values()]
+                for path, positions in zip(sorted(folder.iterdir()), documents, strict=True)}
+
+    question = "Which framework has an admin panel?"
+    cache = tmp_path / "vectors"
+    first, rag = embedded_by(cache_vectors=cache)
+    chunks = chunk_texts(rag)
+    assert sorted(first) == sorted([*(text for texts in chunks.values() for text in texts), question])
+    assert len(list(cache.glob("vectors-*.npy"))) == len(chunks)  # one file per document
+
+    # Another process, the same files: only the question is embedded.
+    assert embedded_by(cache_vectors=cache)[0] == [question]
+    # One file changed: its chunks and the question.
+    (folder / "react.txt").write_text("React renders components; hooks keep their state.")
+    again, rag = embedded_by(cache_vectors=cache)
+    assert sorted(again) == sorted([*chunk_texts(rag)["react.txt"], question])
+    # Switched off, every chunk is embedded every run and nothing is written.
+    off, rag = embedded_by(cache_vectors=False)
+    assert sorted(off) == sorted([*(text for texts in chunk_texts(rag).values() for text in texts), question])
+    assert len(list(cache.glob("vectors-*.npy"))) == len(chunks) + 1
 
 
 def test_selfask_answers_sub_questions_from_retrieval_then_the_question(scripted_openai, folder):

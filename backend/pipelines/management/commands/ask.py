@@ -29,7 +29,8 @@ class Command(BaseCommand):
         parser.add_argument("question")
         parser.add_argument("--pipeline", required=True, help="a saved pipeline's id, a .json file, or a preset name")
         parser.add_argument("--knowledge-base", help=f"id or name (default: the pipeline's, else '{DEMO_NAME}')")
-        parser.add_argument("--docs", help="answer over this folder (or file) instead of a knowledge base")
+        parser.add_argument("--docs", help="answer over this folder (or file) instead of a knowledge base; each file's "
+                            "vectors are kept between runs (docs/guide/python-api.md, cache_vectors)")
         parser.add_argument("--json", action="store_true", help="print the final state as one JSON document")
 
     def handle(self, *args: Any, question: str, pipeline: str, knowledge_base: str | None, docs: str | None,

@@ -142,8 +142,15 @@ class DenseEmbeddingRetriever(BaseRetriever["DenseEmbeddingRetriever.Params"]):
             if self._memory is None:
                 ordered = [chunk for positions in self.chunks.values() for chunk in positions.values()]
                 ids = np.array([chunk.id for chunk in ordered], dtype=np.int64)
-                vectors = (self.embedder().embed_documents([chunk.text for chunk in ordered]) if ordered
-                           else np.zeros((0, 1), dtype=np.float32))
+                cache = getattr(self.persistence, "vector_cache", None)
+                if not ordered:
+                    vectors = np.zeros((0, 1), dtype=np.float32)
+                elif cache is not None:
+                    # One group per document: a changed file re-embeds only its own chunks.
+                    groups = [[chunk.text for chunk in positions.values()] for positions in self.chunks.values()]
+                    vectors, _ = cache.embed(self.embedder(), groups)
+                else:
+                    vectors = self.embedder().embed_documents([chunk.text for chunk in ordered])
                 self._memory = (ids, vectors)
             return self._memory
 
