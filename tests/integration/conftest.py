@@ -12,6 +12,14 @@ def _production_static_files(collected_static):
     """Pages render with the storage ``make run`` serves (its manifest, Vite's names)."""
 
 
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    """A fast hasher, set before any user is made: what these tests check is who may sign in,
+    not PBKDF2, whose million rounds cost about a second a sign-in on a busy 2-core machine
+    (failed sign-ins hash too). The browser tests keep the shipped hasher."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 def logged_in(user) -> Client:
     client = Client()
     client.force_login(user)

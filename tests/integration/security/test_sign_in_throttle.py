@@ -24,12 +24,6 @@ def fresh_counters():
     cache.clear()
 
 
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings):
-    """Dozens of sign-ins per test: a fast hasher (set before the users are made)."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def api_sign_in(username: str, password: str, **extra):
     return Client(**extra).post(reverse("auth-session"), {"username": username, "password": password},
                                 content_type="application/json")
