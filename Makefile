@@ -29,13 +29,17 @@ CREDENTIALS_KEY := $(or $(TRELLIS_CREDENTIALS_KEY_FILE),$(or $(XDG_CONFIG_HOME),
 
 # Settings read the keys generated into the data directory, so every command run after this one
 # (manage.py ask, evaluate...) works as it does.
+# daphne drops a websocket whose handshake takes over 5 s by default, which a busy 2-core
+# machine exceeds when a hundred tabs connect at once.
+DAPHNE_OPTIONS := --websocket_connect_timeout 30
+
 run: setup
 	@$(PY) manage.py migrate --noinput && \
 	$(PY) manage.py collectstatic --noinput -v 0 && \
 	$(PY) manage.py ensure_demo_user && \
 	$(PY) manage.py seed_demo && \
 	echo "Trellis is starting on http://$(HOST):$(PORT)/  (Ctrl-C stops it)" && \
-	TRELLIS_WARM_LOCAL_LLM=1 exec $(VENV)/bin/daphne -b $(HOST) -p $(PORT) config.asgi:application
+	TRELLIS_WARM_LOCAL_LLM=1 exec $(VENV)/bin/daphne -b $(HOST) -p $(PORT) $(DAPHNE_OPTIONS) config.asgi:application
 
 setup: $(VENV)/.runtime $(FRONTEND_MANIFEST) $(LOCALE_MO) $(TRELLIS_DATA_DIR)/secret_key \
 	$(CREDENTIALS_KEY) $(LOCAL_MODEL)

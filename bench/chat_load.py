@@ -201,7 +201,7 @@ def main() -> None:
         session, pipeline, conversations = prepare(data_dir, llm.base_url, args.chats)
         port = free_port()
         server = subprocess.Popen([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
-                                   "config.asgi:application"], env=env, cwd=ROOT,
+                                   "--websocket_connect_timeout", "30", "config.asgi:application"], env=env, cwd=ROOT,
                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         url = f"http://127.0.0.1:{port}"
         try:

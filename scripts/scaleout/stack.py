@@ -283,7 +283,8 @@ class Stack:
         for index in range(1, self.servers + 1):
             port = free_port()
             servers.append((self._spawn(f"server{index}", [
-                str(PYTHON), "-m", "daphne", "-b", HOST, "-p", str(port), "config.asgi:application",
+                str(PYTHON), "-m", "daphne", "-b", HOST, "-p", str(port), "--websocket_connect_timeout", "30",
+                "config.asgi:application",
             ], env=self.env, cwd=ROOT), f"http://{HOST}:{port}"))
         workers = [self._spawn_worker(index) for index in range(1, self.workers + 1)]
         for service, url in servers:

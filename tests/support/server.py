@@ -44,6 +44,12 @@ def makefile_exports() -> dict[str, str]:
     return exports
 
 
+def makefile_daphne_options() -> list[str]:
+    """The options ``make run`` gives daphne (``DAPHNE_OPTIONS`` in the Makefile)."""
+    found = re.search(r"^DAPHNE_OPTIONS\s*:?=\s*(.*)$", (ROOT / "Makefile").read_text(encoding="utf-8"), re.MULTILINE)
+    return found.group(1).split() if found else []
+
+
 def make_run_environment(data_dir: Path, **extra: str) -> dict[str, str]:
     """The environment of the commands ``make run`` runs, over ``data_dir``."""
     environment = {name: value for name, value in os.environ.items() if name not in NOT_EXPORTED_BY_USERS}
@@ -96,7 +102,8 @@ def wait_until_serving(url: str, process: subprocess.Popen, log: Path, timeout_s
 
 def daphne_command(port: int) -> list[str]:
     """The server ``make run`` execs."""
-    return [str(Path(PYTHON).parent / "daphne"), "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"]
+    return [str(Path(PYTHON).parent / "daphne"), "-b", "127.0.0.1", "-p", str(port), *makefile_daphne_options(),
+            "config.asgi:application"]
 
 
 def stop(process: subprocess.Popen) -> None:

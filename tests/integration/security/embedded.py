@@ -22,6 +22,8 @@ from typing import Any
 
 import httpx
 
+from tests.support.server import daphne_command
+
 ROOT = Path(__file__).resolve().parents[3]
 CREDENTIALS_KEY = "YWJjZGVmZ2hpamtsbW5vcHFyc3R1dnd4eXoxMjM0NTY="
 CSRF_TOKEN = "embeddedservercsrftoken" + "0" * 9
@@ -71,7 +73,7 @@ class EmbeddedServer:
     def start(self, timeout: float = 180) -> None:
         with open(self.log, "ab") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port), "config.asgi:application"],
+                daphne_command(self.port),
                 env=self.env(), cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
