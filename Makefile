@@ -117,7 +117,7 @@ test: $(VENV)/.dev $(FRONTEND_MANIFEST) $(LOCALE_MO) /usr/bin/chromium $(CJK_FON
 	$(MAKE) --no-print-directory test-python test-frontend
 
 test-python: $(VENV)/.dev
-	DEBUG=0 SECRET_KEY=test-only-secret-key $(PY) -m pytest -m "not scaleout" -n 2
+	DEBUG=0 SECRET_KEY=test-only-secret-key $(PY) -m pytest -m "not scaleout" -n 2 --durations=30
 
 test-frontend: frontend/node_modules/.package-lock.json
 	cd frontend && npm test --silent
