@@ -28,6 +28,7 @@ from .documents.chunkers import Chunker
 from .embeddings.defaults import DEFAULT_ENGLISH_EMBEDDING
 from .embeddings.vector_cache import VectorCache, default_vector_cache_dir
 from .llms import LLM
+from .locations import engine_data_dir
 from .presets import PRESETS
 from .retrievers import Hit
 from .strategies import Strategy, StrategyError
@@ -330,7 +331,7 @@ class RAG:
         later run over the same files, in any process, embeds only the question.
     cache_vectors : bool, str or Path, default True
         Without Chroma, keep each file's dense vectors on disk (True:
-        ``$TRELLIS_DATA_DIR/cache/vectors``, else ``~/.cache/trellis/vectors``; or the folder
+        ``$TRELLIS_DATA_DIR/vectors``, else ``~/.cache/trellis/vectors``; or the folder
         given), so a later run embeds only the files that changed; False embeds every run.
 
     Attributes
@@ -668,8 +669,7 @@ class InMemoryStores:
 def default_chroma_dir() -> Path:
     """Where ``use_chroma=True`` keeps vectors: ``$TRELLIS_DATA_DIR/chroma``, else
     ``~/.cache/trellis/chroma``."""
-    data = os.environ.get("TRELLIS_DATA_DIR")
-    return Path(data) / "chroma" if data else Path.home() / ".cache" / "trellis" / "chroma"
+    return engine_data_dir() / "chroma"
 
 
 class PersistentVectors(InMemoryStores):

@@ -11,6 +11,13 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 DATASETS_VARIABLE = "TRELLIS_DATASETS_DIR"
+
+
+def engine_data_dir(environ: Mapping[str, str] = os.environ) -> Path:
+    """Where the engine keeps what it makes outside a knowledge base (assembled models, folder
+    vectors, Chroma stores): ``TRELLIS_DATA_DIR``, else ``~/.cache/trellis``."""
+    data = environ.get("TRELLIS_DATA_DIR")
+    return Path(data) if data else Path.home() / ".cache" / "trellis"
 SHARED_DATASETS = Path("shared") / "datasets"
 
 

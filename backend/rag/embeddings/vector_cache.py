@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from rag.locations import engine_data_dir
+
 logger = logging.getLogger(__name__)
 
 # Settings that change how fast vectors come, not what they are.
@@ -27,9 +29,8 @@ RUNTIME_ONLY = frozenset({"batch_size", "threads", "device", "timeout", "credent
 
 
 def default_vector_cache_dir() -> Path:
-    """``$TRELLIS_DATA_DIR/cache/vectors``, else ``~/.cache/trellis/vectors``."""
-    data = os.environ.get("TRELLIS_DATA_DIR")
-    return Path(data) / "cache" / "vectors" if data else Path.home() / ".cache" / "trellis" / "vectors"
+    """``$TRELLIS_DATA_DIR/vectors``, else ``~/.cache/trellis/vectors``."""
+    return engine_data_dir() / "vectors"
 
 
 def encoder_identity(embedder: Any) -> str:

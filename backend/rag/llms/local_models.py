@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rag.core import TrellisError
+from rag.locations import engine_data_dir
 
 
 class LocalModelError(TrellisError):
@@ -79,8 +80,7 @@ def models_dir() -> Path:
     explicit = os.environ.get("TRELLIS_MODELS_DIR")
     if explicit:
         return Path(explicit)
-    data = os.environ.get("TRELLIS_DATA_DIR")
-    return Path(data) / "models" if data else Path.home() / ".cache" / "trellis" / "models"
+    return engine_data_dir() / "models"
 
 
 def _part_paths(model: PackagedGGUF) -> list[Path]:
