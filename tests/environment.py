@@ -1,7 +1,9 @@
 """Process-wide test environment, loaded as a pytest plugin (``-p tests.environment``) so it
 runs before pytest-django reads the settings."""
 
+import atexit
 import os
+import shutil
 import tempfile
 
 # No test reaches a real model hub: a download that nobody pointed at the tests' own loopback
@@ -20,5 +22,8 @@ os.environ.setdefault("TRELLIS_OUTBOUND_ALLOW", "127.0.0.1,localhost")
 os.environ.setdefault("TRELLIS_MODELS_DIRS", tempfile.gettempdir())
 # Tests never touch the developer's var/ or ~/.config/trellis: each run gets its own data
 # directory and configuration folder (where the credentials key lives).
-os.environ["TRELLIS_DATA_DIR"] = tempfile.mkdtemp(prefix="trellis-test-data-")
-os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="trellis-test-config-")
+# They are removed when the process ends: a data directory holds ~0.5 GB of assembled models, and
+# a few hundred runs left behind fill a disk.
+for variable, prefix in (("TRELLIS_DATA_DIR", "trellis-test-data-"), ("XDG_CONFIG_HOME", "trellis-test-config-")):
+    os.environ[variable] = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, os.environ[variable], ignore_errors=True)
