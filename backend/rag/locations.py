@@ -18,6 +18,14 @@ def engine_data_dir(environ: Mapping[str, str] = os.environ) -> Path:
     vectors, Chroma stores): ``TRELLIS_DATA_DIR``, else ``~/.cache/trellis``."""
     data = environ.get("TRELLIS_DATA_DIR")
     return Path(data) if data else Path.home() / ".cache" / "trellis"
+
+
+def models_dir(environ: Mapping[str, str] = os.environ) -> Path:
+    """Where models assembled or derived from packaged files live: ``TRELLIS_MODELS_DIR``, else
+    ``<engine_data_dir>/models``."""
+    explicit = environ.get("TRELLIS_MODELS_DIR")
+    return Path(explicit) if explicit else engine_data_dir(environ) / "models"
+
 SHARED_DATASETS = Path("shared") / "datasets"
 
 

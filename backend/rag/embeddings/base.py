@@ -38,22 +38,27 @@ class Tokenizer(Protocol):
         ...
 
 
-class EmbeddingParams(Params):
-    """Parameters every embedding model has."""
-
-    batch_size: int = param(
-        32,
+def batch_size_param(default: int) -> Any:
+    """The ``batch_size`` setting, with the default that suits a component's runtime."""
+    return param(
+        default,
         title=ml("Batch size", "Tamaño de lote", "批次大小"),
         description=ml(
-            "How many texts are embedded in one call. Larger batches are faster while memory "
-            "lasts; the vectors do not change.",
-            "Cuántos textos se vectorizan en una sola llamada. Los lotes grandes son más rápidos "
-            "mientras alcance la memoria; los vectores no cambian.",
-            "每次呼叫嵌入的文字數量。記憶體足夠時，批次越大越快；向量不會改變。",
+            "How many texts are embedded in one call. The fastest size depends on the model and "
+            "the machine; the vectors do not change.",
+            "Cuántos textos se vectorizan en una sola llamada. El tamaño más rápido depende del "
+            "modelo y de la máquina; los vectores no cambian.",
+            "每次呼叫嵌入的文字數量。最快的批次大小取決於模型與機器；向量不會改變。",
         ),
         ge=1,
         le=1024,
     )
+
+
+class EmbeddingParams(Params):
+    """Parameters every embedding model has."""
+
+    batch_size: int = batch_size_param(32)
     device: Literal["CPU", "CUDA"] = param(
         "CPU",
         title=ml("Device", "Dispositivo", "運算裝置"),

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rag.core import TrellisError
-from rag.locations import engine_data_dir
+from rag.locations import models_dir
 
 
 class LocalModelError(TrellisError):
@@ -73,14 +73,6 @@ PACKAGED: dict[str, PackagedGGUF] = {
 }
 
 _lock = threading.Lock()
-
-
-def models_dir() -> Path:
-    """Where assembled models live: ``TRELLIS_MODELS_DIR``, else ``<TRELLIS_DATA_DIR>/models``."""
-    explicit = os.environ.get("TRELLIS_MODELS_DIR")
-    if explicit:
-        return Path(explicit)
-    return engine_data_dir() / "models"
 
 
 def _part_paths(model: PackagedGGUF) -> list[Path]:
