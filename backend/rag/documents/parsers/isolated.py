@@ -145,31 +145,40 @@ _zygote: _Zygote | None = None
 _zygote_lock = threading.Lock()
 
 
+def _close_zygote() -> None:
+    with _zygote_lock:
+        if _zygote is not None:
+            _zygote.close()
+
+
+atexit.register(_close_zygote)
+
+
 def _connected() -> socket.socket:
-    """A connection to a fresh child of the zygote, starting (or restarting) the zygote first."""
+    """A connection to a fresh child of the zygote, starting the zygote first, or again when it
+    has died or stopped answering."""
     global _zygote
     with _zygote_lock:
-        if _zygote is None or not _zygote.alive():
-            if _zygote is not None:
+        for attempt in range(2):
+            if _zygote is None or not _zygote.alive():
+                if _zygote is not None:
+                    _zygote.close()
+                _zygote = _Zygote()
+            connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                connection.connect(_zygote.address)
+                return connection
+            except OSError:
+                connection.close()
                 _zygote.close()
-            _zygote = _Zygote()
-            atexit.register(_zygote.close)
-        address = _zygote.address
-    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    connection.connect(address)
-    return connection
+                if attempt:
+                    raise
+    raise AssertionError("unreachable")
 
 
 def _ask_a_child(request: bytes, wait_s: float) -> bytes:
     """Send one file to a new child and read its answer; empty when it ended without one."""
-    try:
-        connection = _connected()
-    except OSError:
-        # The zygote died between the check and the connection: one more start.
-        with _zygote_lock:
-            if _zygote is not None:
-                _zygote.close()
-        connection = _connected()
+    connection = _connected()
     chunks = []
     with connection:
         try:

@@ -99,6 +99,5 @@ def _zygote_main(address: str) -> int:
             connection.close()
 
 
-
 if __name__ == "__main__":
     sys.exit(_zygote_main(sys.argv[1]))
