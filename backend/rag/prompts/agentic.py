@@ -19,8 +19,13 @@ the question; "reason" says why in one sentence; "operations" lists the retrieve
 as {"child": <catalog index>, "top_k": <number of results>}. Never repeat a (child, top_k) pair that \
 was already consulted. While the pool is empty or not sufficient, operations must not be empty.
 
-Example: {"sufficient": false, "reason": "The pool is empty; search by meaning and by keywords.", \
-"operations": [{"child": 0, "top_k": 5}, {"child": 1, "top_k": 5}]}"""
+The catalog lists the broadest retriever first: start with it, asking for as many results as the \
+pool holds. Results from several retrievers are fused, so a passage that two retrievers find ranks \
+above one that only one finds; when the pool lacks something the question needs, consult another \
+retriever that is good at it.
+
+Example: {"sufficient": false, "reason": "The pool is empty; start with the broadest retriever.", \
+"operations": [{"child": 0, "top_k": 10}]}"""
 
 
 @register
@@ -73,15 +78,19 @@ class AgenticEnsemblePrompt(ConfigObject["AgenticEnsemblePrompt.Params"]):
         round_number: int,
         max_rounds: int,
         planning: bool,
+        pool_capacity: int | None = None,
     ) -> list[dict[str, str]]:
-        """The messages of one evaluation. ``catalog`` rows: index, name, representation, top_k;
+        """The messages of one evaluation. ``catalog`` rows: index, name, representation, top_k and
+        optionally description (what the child is good at);
         ``pool``: (chunk id, text); ``consulted``: (child, top_k) pairs already asked."""
         limit = self.params.pool_preview_characters
         pool_text = "\n".join(f"- [{chunk_id}] {text[:limit]}" for chunk_id, text in pool) or "(empty)"
         catalog_text = "\n".join(
             f"{row['index']}. {row['name']} — {row['representation']} (default top_k {row['top_k']})"
+            + (f"\n   Good at: {row['description']}" if row.get("description") else "")
             for row in catalog
         )
+        capacity = f", holds at most {pool_capacity}" if pool_capacity else ""
         task = (
             "This is the planning step: the pool is empty. Choose at least one operation."
             if planning else
@@ -93,7 +102,7 @@ class AgenticEnsemblePrompt(ConfigObject["AgenticEnsemblePrompt.Params"]):
             {"role": "user", "content": (
                 f"Question: {query}\n\nCatalog of retrievers:\n{catalog_text}\n\n"
                 f"Already consulted (child, top_k): {json.dumps([list(pair) for pair in consulted])}\n\n"
-                f"Pool ({len(pool)} chunks):\n{pool_text}\n\n{task}"
+                f"Pool ({len(pool)} chunks{capacity}):\n{pool_text}\n\n{task}"
             )},
         ]
 

@@ -20,6 +20,10 @@ from ..base import CompositeRetriever, Hit, RetrieverParams
 from ..dense import DenseEmbeddingRetriever  # noqa: F401  (registers a default child)
 from ..sparse import BM25Retriever  # noqa: F401  (registers a default child)
 from .children import search_children
+from .ensemble import reciprocal_rank_fusion
+
+POOL_RRF_K = 60
+"""The pool's reciprocal rank fusion constant, the EnsembleRetriever's default."""
 
 VERDICT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -88,8 +92,9 @@ class AgenticEnsembleRetriever(CompositeRetriever["AgenticEnsembleRetriever.Para
     round whether the pool answers the question (DESIGN §5).
 
     1. Plan: one evaluation over the empty pool must choose at least one valid operation.
-    2. Round r: consult the chosen children; merge into the pool (dedup by chunk, best rank
-       kept, at most ``max_chunks``).
+    2. Round r: consult the chosen children. The pool is the reciprocal rank fusion of every
+       child's deepest ranking so far (all rounds), so a chunk found by two children ranks
+       above one found once; it holds at most ``max_chunks``.
     3. Judge after every round but the last: ``sufficient`` stops; otherwise its operations
        choose the next round.
     4. Invalid operations (unknown child, top_k < 1, a repeated (child, top_k)) are dropped; an
@@ -203,7 +208,8 @@ class AgenticEnsembleRetriever(CompositeRetriever["AgenticEnsembleRetriever.Para
     def catalog(self, language: str = "en") -> list[dict[str, Any]]:
         return [
             {"index": index, "name": child.DISPLAY_NAME.get(language),
-             "representation": child.render_representation(language), "top_k": child.default_top_k}
+             "representation": child.render_representation(language), "top_k": child.default_top_k,
+             "description": child.DESCRIPTION.get(language)}
             for index, child in enumerate(self.children)
         ]
 
@@ -212,7 +218,7 @@ class AgenticEnsembleRetriever(CompositeRetriever["AgenticEnsembleRetriever.Para
         messages = self.prompt.render(
             query=query, catalog=self.catalog(), pool=[(hit.chunk.id, hit.chunk.text) for hit in pool],
             consulted=sorted(consulted), round_number=round_number, max_rounds=self.params.max_iters,
-            planning=planning,
+            planning=planning, pool_capacity=self.params.max_chunks,
         )
         latest: dict[str, Any] = {}
 
@@ -244,9 +250,11 @@ class AgenticEnsembleRetriever(CompositeRetriever["AgenticEnsembleRetriever.Para
 
     def _search(self, query: str, top_k: int, node: TraceNode) -> list[Hit]:
         recorder = current_recorder()
-        pool: dict[int, tuple[Hit, int, int]] = {}  # chunk id → (hit, best rank, arrival order)
+        # Each child's deepest ranking so far: asking a child again for more results extends its
+        # ranking rather than counting its top chunks twice.
+        rankings: dict[int, list[Hit]] = {}
+        pool: list[Hit] = []
         consulted: set[tuple[int, int]] = set()
-        arrivals = 0
 
         plan = self._evaluate(query, [], consulted, round_number=0, planning=True)
         plan_record: dict[str, Any] = {"reason": plan.verdict["reason"] if plan.verdict else None,
@@ -262,23 +270,17 @@ class AgenticEnsembleRetriever(CompositeRetriever["AgenticEnsembleRetriever.Para
         for round_number in range(1, self.params.max_iters + 1):
             answers = search_children([self.children[op["child"]] for op in operations], query,
                                       [op["top_k"] for op in operations])
-            before = set(pool)
+            before = {hit.chunk.id for hit in pool}
             for operation, (hits, child_node) in zip(operations, answers, strict=True):
                 consulted.add((operation["child"], operation["top_k"]))
                 node.children.append(child_node)
-                for rank, hit in enumerate(hits or [], start=1):
-                    known = pool.get(hit.chunk.id)
-                    if known is None:
-                        pool[hit.chunk.id] = (hit, rank, arrivals)
-                        arrivals += 1
-                    elif rank < known[1]:
-                        pool[hit.chunk.id] = (known[0], rank, known[2])
-            kept = sorted(pool.values(), key=lambda entry: (entry[1], entry[2]))[: self.params.max_chunks]
-            pool = {entry[0].chunk.id: entry for entry in kept}
+                if hits and len(hits) > len(rankings.get(operation["child"], ())):
+                    rankings[operation["child"]] = list(hits)
+            pool = self._fused_pool(rankings)
             summary: dict[str, Any] = {
                 "round": round_number,
                 "operations": operations,
-                "added": [chunk_id for chunk_id in pool if chunk_id not in before],
+                "added": [hit.chunk.id for hit in pool if hit.chunk.id not in before],
                 "pool_size": len(pool),
                 "verdict": None,
                 "attempts": 0,
@@ -287,8 +289,7 @@ class AgenticEnsembleRetriever(CompositeRetriever["AgenticEnsembleRetriever.Para
                 summary["plan"] = plan_record
             stop = round_number == self.params.max_iters
             if not stop:
-                judgement = self._evaluate(query, [entry[0] for entry in kept], consulted,
-                                           round_number=round_number, planning=False)
+                judgement = self._evaluate(query, pool, consulted, round_number=round_number, planning=False)
                 summary.update(verdict=judgement.summary(), attempts=len(judgement.attempts),
                                dropped=judgement.dropped, attempt_log=judgement.attempts)
                 if judgement.verdict is None:
@@ -304,9 +305,16 @@ class AgenticEnsembleRetriever(CompositeRetriever["AgenticEnsembleRetriever.Para
                 recorder.round_completed(node, summary)
             if stop:
                 break
+        return pool
 
-        kept = sorted(pool.values(), key=lambda entry: (entry[1], entry[2]))[: self.params.max_chunks]
-        return [Hit(hit.chunk, 1.0 / rank) for hit, rank, _ in kept]
+    def _fused_pool(self, rankings: Mapping[int, list[Hit]]) -> list[Hit]:
+        """The best ``max_chunks`` of the children's rankings fused by RRF, children in catalog
+        order; each hit's ``sources`` name catalog indices."""
+        children = sorted(rankings)
+        fused = reciprocal_rank_fusion([rankings[child] for child in children], POOL_RRF_K)
+        return [Hit(hit.chunk, hit.score, tuple({**source, "child": children[source["child"]]}
+                                                for source in hit.sources))
+                for hit in fused[: self.params.max_chunks]]
 
 
 def _json_value(value: Any) -> Any:

@@ -137,13 +137,57 @@ def test_the_pool_never_exceeds_max_chunks(scripted_openai):
     assert [chunk.id for chunk in chunks] == [100, 200, 101, 201]
 
 
+def overlapping(server, *, max_chunks=10, max_iters=2):
+    """Child 0 ranks chunks 100..104, child 1 ranks 104, 200, 201, 103: 103 and 104 are found by both."""
+    children = [FixedRetriever(top_k=5).plan(*[(1, p) for p in range(5)]),
+                FixedRetriever(top_k=4).plan((1, 4), (2, 0), (2, 1), (1, 3))]
+    llm = OpenAICompatibleLLM(base_url=server.base_url, model="scripted-model", function_calling="tools")
+    retriever = AgenticEnsembleRetriever(children=children, llm_model=llm, max_chunks=max_chunks,
+                                         max_iters=max_iters)
+    for node in [retriever, *children]:
+        node.inject_infra(chunks=make_documents(10, 10))
+    return retriever
+
+
+def test_chunks_found_by_two_children_in_different_rounds_rank_above_chunks_found_once(scripted_openai):
+    scripted_openai.enqueue(CHAT, verdict(operations=[(0, 5)]))
+    scripted_openai.enqueue(CHAT, verdict(operations=[(1, 4)]))
+    chunks, node, _ = run(overlapping(scripted_openai))
+    # RRF (k 60): 104 = 1/65 + 1/61, 103 = 1/64 + 1/64, then 100 = 1/61, 200 = 1/62 tie 101 = 1/62, ...
+    assert [chunk.id for chunk in chunks] == [104, 103, 100, 101, 200, 102, 201]
+    fused = {hit["chunk_id"]: hit for hit in node["results"]}
+    assert fused[104]["score"] == pytest.approx(1 / 65 + 1 / 61)
+    assert [(source["child"], source["rank"]) for source in fused[104]["sources"]] == [(0, 5), (1, 1)]
+    assert node["rounds"][1]["added"] == [200, 201] and node["rounds"][1]["pool_size"] == 7
+
+
+def test_asking_a_child_again_for_more_extends_its_ranking_instead_of_counting_it_twice(scripted_openai):
+    scripted_openai.enqueue(CHAT, verdict(operations=[(0, 2)]))
+    scripted_openai.enqueue(CHAT, verdict(operations=[(0, 4), (1, 1)]))
+    scripted_openai.enqueue(CHAT, verdict(sufficient=True))
+    chunks, node, _ = run(overlapping(scripted_openai, max_iters=3))
+    # child 0's ranking is its top 4 once (100 is not 2 × 1/61); child 1 adds 104 alone
+    assert [chunk.id for chunk in chunks] == [100, 104, 101, 102, 103]
+    assert node["rounds"][1]["added"] == [104, 102, 103]
+
+
+def test_a_full_pool_keeps_the_fused_best_not_the_first_arrivals(scripted_openai):
+    scripted_openai.enqueue(CHAT, verdict(operations=[(0, 5)]))
+    scripted_openai.enqueue(CHAT, verdict(operations=[(1, 4)]))
+    chunks, node, _ = run(overlapping(scripted_openai, max_chunks=3))
+    assert [r["pool_size"] for r in node["rounds"]] == [3, 3]
+    assert [chunk.id for chunk in chunks] == [104, 103, 100]
+    assert node["rounds"][1]["added"] == [104, 103]
+
+
 def test_the_prompt_shows_the_catalog_the_query_and_the_pool(scripted_openai):
     scripted_openai.enqueue(CHAT, verdict(operations=[(0, 1)]))
     scripted_openai.enqueue(CHAT, verdict(sufficient=True))
     run(agentic(scripted_openai))
     plan_prompt, judge_prompt = (request.body["messages"][-1]["content"] for request in scripted_openai.requests_to(CHAT))
     assert "Question: question" in plan_prompt and "0. Fixed" in plan_prompt and "(default top_k 4)" in plan_prompt
-    assert "Pool (0 chunks)" in plan_prompt
+    assert "Pool (0 chunks, holds at most 10)" in plan_prompt
+    assert "Good at: Returns the hits it was given." in plan_prompt
     assert "[100] d1p0" in judge_prompt and "Already consulted (child, top_k): [[0, 1]]" in judge_prompt
 
 
