@@ -4,7 +4,8 @@ regenerates ``bench/quality.md`` (``make bench-quality``).
 Run from the repository root::
 
     .venv/bin/python bench/quality.py [--datasets scifact,cranfield,...] [--llm-queries 10]
-                                      [--llm-presets agentic,hybrid-llm-rerank] [--budget-min 28]
+                                      [--agentic-queries 50] [--llm-datasets scifact,cranfield]
+                                      [--llm-presets agentic,hybrid-llm-rerank] [--budget-min 45]
                                       [--output bench/quality.md] [--no-cache]
 
 Every dataset folder of the shared datasets folder (``rag.locations.datasets_dir``) is read in place
@@ -19,9 +20,12 @@ for Spanish and Chinese (the knowledge-base defaults); document vectors are cach
 * **rank-bm25**: ``BM25Okapi`` (k1 1.5, b 0.75) over lower-cased ``\\w+`` tokens, Chinese split
   into single characters — the datasets' README baseline, computed again in this run.
 * **keyword / semantic / hybrid**: every judged query.
+* **hybrid before**: the Hybrid preset until 2026-12-02 (RRF over each child's top 20), beside
+  today's, with a paired test and the difference on each half of the queries.
 * **LLM presets** (``agentic``, ``hybrid-llm-rerank``; the packaged Qwen2.5 0.5B through
-  llama.cpp): the first ``--llm-queries`` queries of each dataset, fewer when the wall-time
-  budget (``--budget-min``) runs out — what is left of it after the fast presets goes two thirds
+  llama.cpp), on ``--llm-datasets`` (SciFact and Cranfield): the first ``--agentic-queries`` (50)
+  queries for the agentic tree and ``--llm-queries`` (10) for the re-ranker, fewer when the
+  wall-time budget (``--budget-min``) runs out — what is left of it after the fast presets goes two thirds
   to the agentic tree, one third to the re-ranker, split over the datasets; their row also gives
   hybrid's nDCG@10 on the same queries.
 * **SciFact**: the published BEIR figures (BM25 0.665; BM25 + ms-marco-MiniLM-L-6-v2 cross-encoder
@@ -51,6 +55,7 @@ from rag.evaluation import (  # noqa: E402
     available_datasets,
     bootstrap_ci,
     build_corpus,
+    compare_paired,
     default_embedding,
     evaluate_pipeline,
     load_beir,
@@ -60,6 +65,12 @@ from rag.evaluation import (  # noqa: E402
 from rag.evaluation.metrics import mean  # noqa: E402
 
 FAST_PRESETS = ("keyword", "semantic", "hybrid")
+BEFORE = "hybrid before (RRF, top 20 each)"
+"""The Hybrid preset until 2026-12-02: RRF (k 60) over BM25 and dense, each child's top 20."""
+BEFORE_TREE = {"component": "EnsembleRetriever", "params": {
+    "fusion": "rrf", "rrf_k": 60, "top_k": 100,
+    "children": [{"component": "BM25Retriever", "params": {"top_k": 20}},
+                 {"component": "DenseEmbeddingRetriever", "params": {"top_k": 20}}]}}
 PUBLISHED = {"scifact": [("BEIR paper: BM25 (Elasticsearch)", 0.665),
                          ("BEIR paper: BM25 + ms-marco-MiniLM-L-6-v2", 0.688)]}
 CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "trellis-bench"
@@ -109,6 +120,18 @@ def from_pipeline(result: dict, **extra) -> dict:
                      planned=result["planned_queries"], **extra)
 
 
+def against_before(hybrid: dict, before: dict) -> str:
+    """The paired test of today's Hybrid against the one before, on every query and on each half
+    (odd and even positions), so a gain that only one half of the queries shows is visible."""
+    ours = {row["query_id"]: row["ndcg@10"] for row in hybrid["per_query"]}
+    theirs = {row["query_id"]: row["ndcg@10"] for row in before["per_query"]}
+    ids = [query_id for query_id in ours if query_id in theirs]
+    test = compare_paired([ours[i] for i in ids], [theirs[i] for i in ids])
+    halves = [mean(ours[i] - theirs[i] for i in ids[start::2]) for start in (0, 1)]
+    return (f"vs before: Δ {test['difference']:+.3f} [{test['ci'][0]:+.3f}, {test['ci'][1]:+.3f}], "
+            f"p {test['p_randomization']:.3f}; halves Δ {halves[0]:+.3f} / {halves[1]:+.3f}")
+
+
 def fmt(value, digits: int = 3) -> str:
     return "—" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
 
@@ -149,9 +172,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--datasets", default="", help="comma-separated dataset names (default: every one)")
     parser.add_argument("--limit", type=int, default=None, help="queries per dataset for the fast presets")
-    parser.add_argument("--llm-queries", type=int, default=10)
+    parser.add_argument("--llm-queries", type=int, default=10, help="queries of each dataset for the LLM re-ranker")
+    parser.add_argument("--agentic-queries", type=int, default=50, help="queries of each dataset for the agentic tree")
+    parser.add_argument("--llm-datasets", default="scifact,cranfield",
+                        help="datasets the LLM presets run on (comma-separated; empty: every one)")
     parser.add_argument("--llm-presets", default="agentic,hybrid-llm-rerank")
-    parser.add_argument("--budget-min", type=float, default=28.0,
+    parser.add_argument("--budget-min", type=float, default=45.0,
                         help="wall-time budget; the LLM presets share what is left of it when they start")
     parser.add_argument("--output", type=Path, default=ROOT / "bench" / "quality.md")
     parser.add_argument("--no-cache", action="store_true", help="embed every corpus again")
@@ -183,10 +209,19 @@ def main() -> int:
             rows.append(from_pipeline(result))
             print(f"  {preset:10} nDCG@10 {result['metrics']['ndcg@10']:.3f} "
                   f"({time.perf_counter() - started:.0f} s)", flush=True)
+        # As it ran in the product: its children's own top 20, not deepened to 100.
+        before = evaluate_pipeline(dataset.limited(args.limit), PipelineSpec(BEFORE, strategy_config(BEFORE_TREE)),
+                                   corpus, options=RunOptions(resamples=1000))
+        rows.append(from_pipeline(before, notes="fuses at most 40 documents"))
+        hybrid_row = next(row for row in rows if row.get("name") == "hybrid")
+        hybrid_row["notes"] = against_before(results["hybrid"], before)
+        print(f"  {'before':10} nDCG@10 {before['metrics']['ndcg@10']:.3f}; hybrid {hybrid_row['notes']}", flush=True)
         embedded[name] = corpus.infra["persistence"].embedded
         sections.append({"name": name, "rows": rows, "hybrid": results["hybrid"]})
 
-    pairs = [(section, preset) for preset in llm_presets for section in sections]
+    llm_datasets = {name.strip() for name in args.llm_datasets.split(",") if name.strip()}
+    pairs = [(section, preset) for preset in llm_presets for section in sections
+             if not llm_datasets or section["name"] in llm_datasets]
     if pairs:
         from rag.llms import local_models
 
@@ -207,7 +242,7 @@ def main() -> int:
                                     "notes": "skipped: the time budget was spent"})
             continue
         dataset, corpus = loaded[section["name"]]
-        subset = dataset.limited(args.llm_queries)
+        subset = dataset.limited(args.agentic_queries if preset == "agentic" else args.llm_queries)
         result = evaluate_pipeline(subset, PipelineSpec(preset, strategy_config(preset)), corpus,
                                    options=RunOptions(depth=100, resamples=1000, max_seconds=share))
         ran = {row["query_id"] for row in result["per_query"]}
@@ -233,10 +268,14 @@ def main() -> int:
         "latency per query through `retrieve` (rank-bm25: `get_scores` + sort). Dense retrieval uses "
         "all-MiniLM-L6-v2 for the English datasets and multilingual-e5-small for XQuAD es/zh; BM25 presets use "
         "the default `BagOfWordsConverter` (Chinese segmented with jieba). LLM presets run the packaged Qwen2.5 "
-        f"0.5B on the first {args.llm_queries} queries only (fewer when the {args.budget_min:g}-minute budget ran "
-        "short), so compare them with the hybrid figure on the same queries in their notes, not with the "
-        "full-set rows. The hybrid preset fuses its children's top 20 each, so its R@100 counts at most 40 "
-        "documents. The rank-bm25 rows recompute the datasets' README baselines (same tokens, same formula) and "
+        f"0.5B on {', '.join(sorted(llm_datasets)) or 'every dataset'} only: the agentic tree on the first "
+        f"{args.agentic_queries} queries, the re-ranker on the first {args.llm_queries} (fewer when the "
+        f"{args.budget_min:g}-minute budget ran short), so compare them with the hybrid figure on the same "
+        "queries in their notes, not with the full-set rows. The hybrid preset adds its children's min–max "
+        "normalised scores over their top 100 each; the row before it is the Hybrid preset until 2026-12-02 "
+        "(RRF, k 60, over each child's top 20, so its R@100 counts at most 40 documents), run as it ran, and "
+        "the hybrid row's notes give the paired difference (bootstrap 95% CI, randomisation p) and the "
+        "difference on each half of the queries (odd and even positions). The rank-bm25 rows recompute the datasets' README baselines (same tokens, same formula) and "
         "should match them. `hybrid-cross-encoder` needs cross-encoder weights that no package here ships; the "
         "published SciFact figure stands in for it.",
         "",

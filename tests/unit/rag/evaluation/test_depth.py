@@ -15,7 +15,10 @@ REGISTRY = load_components()
 
 
 def test_a_fusion_and_its_children_are_each_asked_for_the_depth():
-    deepened, limits = deepen(preset("hybrid").config(), 100, REGISTRY)
+    tree = preset("hybrid").config()
+    for child in tree["params"]["children"]:
+        child["params"]["top_k"] = 20
+    deepened, limits = deepen(tree, 100, REGISTRY)
     assert deepened["params"]["top_k"] == 100
     assert [child["params"]["top_k"] for child in deepened["params"]["children"]] == [100, 100]
     assert limits == []
@@ -30,10 +33,10 @@ def test_a_deeper_own_top_k_is_kept_and_the_original_tree_is_not_changed():
 
 
 def test_a_cross_encoder_scores_as_many_candidates_as_the_depth():
-    deepened, limits = deepen(preset("hybrid-cross-encoder").config(), 50, REGISTRY)
+    deepened, limits = deepen(preset("hybrid-cross-encoder").config(), 150, REGISTRY)
     fusion = deepened["params"]["children"][0]
-    assert deepened["params"]["top_k"] == 50 and fusion["params"]["top_k"] == 50
-    assert [child["params"]["top_k"] for child in fusion["params"]["children"]] == [50, 50]
+    assert deepened["params"]["top_k"] == 150 and fusion["params"]["top_k"] == 150
+    assert [child["params"]["top_k"] for child in fusion["params"]["children"]] == [150, 150]
     assert limits == []
 
 
