@@ -135,7 +135,8 @@ test-scaleout: $(VENV)/.dev
 	DEBUG=0 SECRET_KEY=test-only-secret-key $(PY) -m pytest -m scaleout tests/scaleout
 
 # Retrieval quality of the presets on every dataset of ../shared/datasets, rewritten into
-# bench/quality.md (≤ 30 min on 2 cores once the document vectors are cached).
+# bench/quality.md (≤ 60 min on 2 cores once the document vectors are cached; the agentic tree on
+# 50 queries of SciFact and Cranfield takes most of it).
 bench-quality: $(VENV)/.dev
 	$(PY) bench/quality.py
 

@@ -5,7 +5,7 @@ Run from the repository root::
 
     .venv/bin/python bench/quality.py [--datasets scifact,cranfield,...] [--llm-queries 10]
                                       [--agentic-queries 50] [--llm-datasets scifact,cranfield]
-                                      [--llm-presets agentic,hybrid-llm-rerank] [--budget-min 45]
+                                      [--llm-presets agentic,hybrid-llm-rerank] [--budget-min 60]
                                       [--output bench/quality.md] [--no-cache]
 
 Every dataset folder of the shared datasets folder (``rag.locations.datasets_dir``) is read in place
@@ -177,7 +177,7 @@ def main() -> int:
     parser.add_argument("--llm-datasets", default="scifact,cranfield",
                         help="datasets the LLM presets run on (comma-separated; empty: every one)")
     parser.add_argument("--llm-presets", default="agentic,hybrid-llm-rerank")
-    parser.add_argument("--budget-min", type=float, default=45.0,
+    parser.add_argument("--budget-min", type=float, default=60.0,
                         help="wall-time budget; the LLM presets share what is left of it when they start")
     parser.add_argument("--output", type=Path, default=ROOT / "bench" / "quality.md")
     parser.add_argument("--no-cache", action="store_true", help="embed every corpus again")
