@@ -211,7 +211,7 @@ def main() -> int:
                   f"({time.perf_counter() - started:.0f} s)", flush=True)
         # As it ran in the product: its children's own top 20, not deepened to 100.
         before = evaluate_pipeline(dataset.limited(args.limit), PipelineSpec(BEFORE, strategy_config(BEFORE_TREE)),
-                                   corpus, options=RunOptions(resamples=1000))
+                                   corpus, options=RunOptions(depth=None, resamples=1000))
         rows.append(from_pipeline(before, notes="fuses at most 40 documents"))
         hybrid_row = next(row for row in rows if row.get("name") == "hybrid")
         hybrid_row["notes"] = against_before(results["hybrid"], before)
