@@ -23,6 +23,8 @@ from rag.embeddings.onnx_minilm import cpu_count
 pytestmark = pytest.mark.unit
 
 GUIDE = Path(__file__).resolve().parents[4] / "docs" / "guide"
+NEAR_TIE = 0.01
+"""Cosine gap under which two first results are a tie: the guide repeats openings across pages."""
 
 
 def guide_paragraphs() -> list[str]:
@@ -80,9 +82,12 @@ def test_every_precision_names_one_vector_space_and_a_pytorch_index_answers_its_
     questions = [" ".join(text.split()[:12]) for text in paragraphs[::3]]
     same_top1, overlap = 0, []
     for question in questions:
-        by_pytorch = np.argsort(-(index @ minilm.embed_query(question)))[:5]
+        scores = index @ minilm.embed_query(question)
+        by_pytorch = np.argsort(-scores)[:5]
         by_onnx = np.argsort(-(index @ onnx.embed_query(question)))[:5]
-        same_top1 += by_pytorch[0] == by_onnx[0]
+        # A different first result counts as the same neighbour only when PyTorch itself scores the
+        # two within 0.01 of each other (a near-tie, e.g. two guide paragraphs that open alike).
+        same_top1 += by_pytorch[0] == by_onnx[0] or scores[by_pytorch[0]] - scores[by_onnx[0]] < NEAR_TIE
         overlap.append(len(set(by_pytorch) & set(by_onnx)) / 5)
     assert same_top1 / len(questions) >= 0.95, f"top-1 agrees on {same_top1} of {len(questions)} questions"
     assert np.mean(overlap) >= 0.9, np.mean(overlap)
