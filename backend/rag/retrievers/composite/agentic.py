@@ -22,9 +22,6 @@ from ..sparse import BM25Retriever  # noqa: F401  (registers a default child)
 from .children import search_children
 from .ensemble import reciprocal_rank_fusion
 
-POOL_RRF_K = 60
-"""The pool's reciprocal rank fusion constant, the EnsembleRetriever's default."""
-
 VERDICT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -308,10 +305,10 @@ class AgenticEnsembleRetriever(CompositeRetriever["AgenticEnsembleRetriever.Para
         return pool
 
     def _fused_pool(self, rankings: Mapping[int, list[Hit]]) -> list[Hit]:
-        """The best ``max_chunks`` of the children's rankings fused by RRF, children in catalog
-        order; each hit's ``sources`` name catalog indices."""
+        """The best ``max_chunks`` of the children's rankings fused by RRF (k 60, as the
+        EnsembleRetriever), children in catalog order; each hit's ``sources`` name catalog indices."""
         children = sorted(rankings)
-        fused = reciprocal_rank_fusion([rankings[child] for child in children], POOL_RRF_K)
+        fused = reciprocal_rank_fusion([rankings[child] for child in children])
         return [Hit(hit.chunk, hit.score, tuple({**source, "child": children[source["child"]]}
                                                 for source in hit.sources))
                 for hit in fused[: self.params.max_chunks]]
