@@ -12,15 +12,16 @@ languages — and ``ResponseSynthesizer`` on ``LocalLLM`` with that model) answe
 ``--questions`` questions through ``rag.evaluation.evaluate``, streamed as the chat streams them.
 
 Figures per dataset and model: ``concise_contains`` (the answer contains a reference and is at
-most 40 words, 80 characters for Chinese, citations not counted), ``contains``, token ``f1``,
+most 40 words, 80 characters for Chinese, citations not counted; a number in digits matches the
+reference's number in words, "4" for "cuatro"), ``contains``, token ``f1``,
 ``verbatim_copy`` (share of answers repeating more than 25 consecutive tokens of a passage they
 were given), ``faithfulness`` (with ``--judge``: the share of the answer's statements the local
 0.5B model finds supported by the passages), answer latency p50/p95 and time to first token p50
 (the model is loaded, and the vectors embedded, before the first question is timed: the
 first question of each model warms it and is not counted), and ``reading_tokens_per_s``, the
 prompt tokens a second the model reads on this machine right after the run (the time to first
-token is mostly that reading: ~150 tokens/s for the 0.5B on an idle 2-core machine, so a run on a
-busy machine states how busy it was). ``--rows FILE`` appends every question, answer and figure.
+token is mostly that reading: 46 to 150 tokens/s for the 0.5B on two idle cores, depending on the
+machine, and the answer's reading budget follows it; a run on a busy machine states how busy it was). ``--rows FILE`` appends every question, answer and figure.
 """
 
 from __future__ import annotations

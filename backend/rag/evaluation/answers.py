@@ -6,6 +6,11 @@ Answers are compared after a language-aware normalisation in the manner of the S
 evaluation scripts: lower case, punctuation removed, the language's articles removed, spaces
 collapsed. Chinese (and any text holding CJK ideographs) is compared character by character:
 each ideograph is a token of its own, other runs of letters and digits stay whole words.
+
+One step the SQuAD and MLQA scripts do not take: a number is the same answer in digits and in
+words ("4" and "cuatro", "24" and "二十四"), for English and Spanish number words up to twenty
+and the tens, and for runs of Chinese numerals. A model that answers "interceptó 4 balones" to
+a reference "cuatro" has answered it.
 """
 
 from __future__ import annotations
@@ -27,6 +32,60 @@ ARTICLES: dict[str, frozenset[str]] = {
 _CJK_CHARACTER = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]")
 _ASCII_PUNCTUATION = frozenset(string.punctuation)
 _CITATION = re.compile(r"\s*\[\d+(?:\s*[,，、]\s*\d+)*\]")
+
+_ENGLISH_NUMBERS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+                    "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
+                    "nineteen", "twenty"]
+_SPANISH_NUMBERS = ["cero", "uno", "dos", "tres", "cuatro", "cinco", "seis", "siete", "ocho", "nueve", "diez",
+                    "once", "doce", "trece", "catorce", "quince", "dieciséis", "diecisiete", "dieciocho",
+                    "diecinueve", "veinte"]
+_ENGLISH_TENS = ["thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
+_SPANISH_TENS = ["treinta", "cuarenta", "cincuenta", "sesenta", "setenta", "ochenta", "noventa"]
+NUMBER_WORDS: dict[str, dict[str, str]] = {
+    "en": {**{word: str(value) for value, word in enumerate(_ENGLISH_NUMBERS)},
+           **{word: str(value) for value, word in zip(range(30, 100, 10), _ENGLISH_TENS, strict=True)}},
+    "es": {**{word: str(value) for value, word in enumerate(_SPANISH_NUMBERS)},
+           "dieciseis": "16", "veintiuno": "21",
+           **{word: str(value) for value, word in zip(range(30, 100, 10), _SPANISH_TENS, strict=True)}},
+}
+_CHINESE_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "兩": 2, "三": 3, "四": 4, "五": 5, "六": 6,
+                   "七": 7, "八": 8, "九": 9}
+_CHINESE_UNITS = {"十": 10, "百": 100, "千": 1000}
+_CHINESE_NUMERAL_RUN = re.compile(f"[{''.join(_CHINESE_DIGITS)}{''.join(_CHINESE_UNITS)}]+")
+
+
+def chinese_number(run: str) -> int | None:
+    """The value of a run of Chinese numerals below ten thousand (四 4, 十一 11, 二十四 24,
+    一百零五 105, 一九八九 1989), or None when the run is not a well-formed number."""
+    if all(character in _CHINESE_DIGITS for character in run):
+        return int("".join(str(_CHINESE_DIGITS[character]) for character in run))
+    total, digit, last_unit = 0, None, 10_000
+    for character in run:
+        if character in "零〇":  # a placeholder for an empty place: 一百零五
+            continue
+        if character in _CHINESE_DIGITS:
+            if digit is not None:
+                return None
+            digit = _CHINESE_DIGITS[character]
+        else:
+            unit = _CHINESE_UNITS[character]
+            if unit >= last_unit:
+                return None
+            total += (1 if digit is None else digit) * unit
+            digit, last_unit = None, unit
+    return total + (digit or 0)
+
+
+def _numbers_as_digits(text: str, language: str) -> str:
+    if language == "zh":
+        def digits(match: re.Match[str]) -> str:
+            value = chinese_number(match.group())
+            return match.group() if value is None else f" {value} "
+
+        text = _CHINESE_NUMERAL_RUN.sub(digits, text)
+    words = NUMBER_WORDS.get(language)
+    return " ".join(words.get(word, word) for word in text.split()) if words else text
+
 
 FAITHFULNESS_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -57,18 +116,21 @@ def strip_citations(text: str) -> str:
     return _CITATION.sub("", text or "")
 
 
-def normalize_answer(text: str, language: str | None = None) -> str:
-    """Lower case, no punctuation, no articles of ``language``, single spaces."""
+def normalize_answer(text: str, language: str | None = None, *, numbers_as_digits: bool = True) -> str:
+    """Lower case, no punctuation, no articles of ``language``, numbers in digits (unless
+    ``numbers_as_digits`` is False), single spaces."""
     text = unicodedata.normalize("NFKC", text or "").casefold()
     text = "".join(" " if _is_punctuation(character) else character for character in text)
-    articles = ARTICLES.get(primary_language(language), frozenset())
-    return " ".join(word for word in text.split() if word not in articles)
+    primary = primary_language(language)
+    articles = ARTICLES.get(primary, frozenset())
+    text = " ".join(word for word in text.split() if word not in articles)
+    return _numbers_as_digits(text, primary) if numbers_as_digits else text
 
 
-def answer_tokens(text: str, language: str | None = None) -> list[str]:
+def answer_tokens(text: str, language: str | None = None, *, numbers_as_digits: bool = True) -> list[str]:
     """The normalised answer's tokens: words, and each CJK ideograph on its own."""
     tokens: list[str] = []
-    for word in normalize_answer(text, language).split():
+    for word in normalize_answer(text, language, numbers_as_digits=numbers_as_digits).split():
         if _CJK_CHARACTER.search(word) is None:
             tokens.append(word)
             continue
@@ -145,11 +207,12 @@ def concise_contains(prediction: str, references: Sequence[str], language: str |
 
 def longest_shared_span(answer: str, passages: Sequence[str], language: str | None = None) -> int:
     """The most consecutive tokens (words; each CJK ideograph one token) the answer shares with
-    any one passage, after normalisation and with citations stripped."""
-    tokens = answer_tokens(strip_citations(answer), language)
+    any one passage, after normalisation and with citations stripped (numbers as written: a
+    copy is measured in the passage's own tokens)."""
+    tokens = answer_tokens(strip_citations(answer), language, numbers_as_digits=False)
     best = 0
     for passage in passages:
-        other = answer_tokens(passage, language)
+        other = answer_tokens(passage, language, numbers_as_digits=False)
         if tokens and other:
             matcher = SequenceMatcher(None, tokens, other, autojunk=False)
             best = max(best, matcher.find_longest_match(0, len(tokens), 0, len(other)).size)

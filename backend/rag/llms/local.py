@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import queue
 import secrets
+import statistics
 import threading
+from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -19,6 +21,36 @@ from .params import LLMParams
 _servers: dict[tuple[str, int, int], Any] = {}
 _servers_lock = threading.Lock()
 _END = object()
+FIRST_TOKEN_HEADROOM_S = 0.5
+"""Of the time to the first word, what retrieval and the first generated token take: the rest is
+left for reading the prompt."""
+
+
+class ReadingSpeed:
+    """How fast one model has read prompts on this machine lately: the median prompt tokens a
+    second of its last reads long enough to time (llama.cpp's own timings of each request)."""
+
+    SHORTEST_TIMED_READ = 64
+    """Reads of fewer new tokens are mostly fixed cost, not reading speed."""
+
+    def __init__(self, keep: int = 9) -> None:
+        self._speeds: deque[float] = deque(maxlen=keep)
+        self._lock = threading.Lock()
+
+    def record(self, timings: dict[str, Any] | None) -> None:
+        if not timings or timings.get("prompt_n", 0) < self.SHORTEST_TIMED_READ:
+            return
+        speed = timings.get("prompt_per_second")
+        if isinstance(speed, (int, float)) and speed > 0:
+            with self._lock:
+                self._speeds.append(float(speed))
+
+    def tokens_per_second(self) -> float | None:
+        with self._lock:
+            return statistics.median(self._speeds) if self._speeds else None
+
+
+_reading_speeds: dict[tuple[str, int], ReadingSpeed] = {}
 
 
 def _server(path: Path, context: int, threads: int) -> Any:
@@ -120,16 +152,28 @@ class LocalLLM(LLM["LocalLLM.Params"]):
             title=ml("Reading budget (tokens)", "Presupuesto de lectura (tokens)", "閱讀預算（token）"),
             description=ml(
                 "The most new prompt tokens (passages, question, conversation) one question sends the model; "
-                "the fixed instructions are read once and cached. Empty: the packaged model's own, which starts "
-                "an answer within about 4 seconds on two cores (420 for the 0.5B model, which reads about 150 "
-                "tokens a second; 240 for the 1.5B).",
+                "the fixed instructions are read once and cached. Empty: as many as this model reads on this "
+                "machine within the time to the first word, measured as it reads.",
                 "El máximo de tokens nuevos (pasajes, pregunta, conversación) que una pregunta envía al modelo; "
-                "las instrucciones fijas se leen una vez y quedan en caché. Vacío: el propio del modelo incluido, "
-                "que empieza a responder en unos 4 segundos con dos núcleos (420 para el modelo 0.5B, que lee "
-                "unos 150 tokens por segundo; 240 para el 1.5B).",
+                "las instrucciones fijas se leen una vez y quedan en caché. Vacío: tantos como este modelo lee "
+                "en este equipo dentro del tiempo hasta la primera palabra, medido mientras lee.",
                 "單一問題送給模型的新提示 token（段落、問題、對話）上限；固定的指示只讀取一次並會快取。"
-                "留空則採用內建模型自身的預算，在兩個核心上約 4 秒內開始回答（0.5B 模型為 420，它每秒約讀取 "
-                "150 個 token；1.5B 為 240）。",
+                "留空則為此模型在本機於第一個字出現前的時間內能讀取的數量，於讀取時實測。",
+            ),
+        )
+        first_token_seconds: float = param(
+            4.0, ge=1.0, le=600.0,
+            title=ml("Time to the first word (seconds)", "Tiempo hasta la primera palabra (segundos)",
+                     "第一個字出現前的時間（秒）"),
+            description=ml(
+                "How long a question may wait before its answer starts, when the reading budget is empty: "
+                "the passages sent are cut to what the model reads in that time on this machine. Longer "
+                "lets it read more passages.",
+                "Cuánto puede esperar una pregunta hasta que empieza su respuesta, si el presupuesto de "
+                "lectura está vacío: los pasajes enviados se recortan a lo que el modelo lee en ese tiempo "
+                "en este equipo. Más tiempo le deja leer más pasajes.",
+                "閱讀預算留空時，問題在回答開始前最多等待的時間：送出的段落會裁切到模型在本機於此時間內能讀取的量。"
+                "時間越長，能讀的段落越多。",
             ),
         )
         threads: int | None = param(
@@ -170,20 +214,29 @@ class LocalLLM(LLM["LocalLLM.Params"]):
     def _engine(self) -> Any:
         return _server(self._path(), self.params.context_tokens, self.params.threads or available_cores())
 
+    def reading_speed(self) -> ReadingSpeed:
+        """The reading speed of this model with these threads, shared by every instance."""
+        key = (self.params.gguf_path or self.params.model, self.params.threads or available_cores())
+        with _servers_lock:
+            return _reading_speeds.setdefault(key, ReadingSpeed())
+
     def input_limits(self) -> dict[str, int]:
-        packaged = local_models.PACKAGED.get(self.params.model)
-        default = packaged.reading_tokens if packaged is not None else local_models.PackagedGGUF.reading_tokens
-        return {"context_tokens": self.params.context_tokens, "answer_tokens": self.params.max_tokens,
-                "reading_tokens": self.params.reading_tokens or default}
+        limits = {"context_tokens": self.params.context_tokens, "answer_tokens": self.params.max_tokens}
+        if self.params.reading_tokens is not None:
+            return {**limits, "reading_tokens": self.params.reading_tokens}
+        speed = self.reading_speed().tokens_per_second()
+        if speed is None:  # not read anything yet: the packaged model's speed on two idle cores
+            packaged = local_models.PACKAGED.get(self.params.model)
+            speed = (packaged or local_models.PackagedGGUF).reading_tokens_per_s
+        seconds = max(self.params.first_token_seconds - FIRST_TOKEN_HEADROOM_S, 0.5)
+        reading = max(int(speed * seconds), ReadingSpeed.SHORTEST_TIMED_READ)
+        return {**limits, "reading_tokens": reading, "reading_tokens_per_s": round(speed)}
 
     def prefill(self, messages: list[Message]) -> dict[str, float]:
         """Read ``messages`` without answering them (one token is generated), so that a later
         prompt starting the same way reads only what follows; llama.cpp's timings come back
         (``prompt_n`` tokens read, ``cache_n`` reused, ``prompt_ms``, ``prompt_per_second``)."""
-        response = self._engine().handle_chat_completions(self._request(messages, max_tokens=1))
-        if not isinstance(response, dict) or "choices" not in response:
-            detail = response.get("error", response) if isinstance(response, dict) else response
-            raise LLMError(f"the local model failed: {detail}")
+        response = self._completion(self._request(messages, max_tokens=1))
         return dict(response.get("timings") or {})
 
     def _request(self, messages: list[Message], **options: Any) -> dict[str, Any]:
@@ -192,22 +245,29 @@ class LocalLLM(LLM["LocalLLM.Params"]):
         return {"messages": messages, "max_tokens": self.params.max_tokens,
                 "temperature": self.params.temperature, "cache_prompt": True, **options}
 
-    def _answer(self, request: dict[str, Any]) -> str:
+    def _completion(self, request: dict[str, Any]) -> dict[str, Any]:
         response = self._engine().handle_chat_completions(request)
         if not isinstance(response, dict) or "choices" not in response:
             detail = response.get("error", response) if isinstance(response, dict) else response
             raise LLMError(f"the local model failed: {detail}")
-        return response["choices"][0]["message"].get("content") or ""
+        self.reading_speed().record(response.get("timings"))
+        return response
+
+    def _answer(self, request: dict[str, Any]) -> str:
+        return self._completion(request)["choices"][0]["message"].get("content") or ""
 
     def _generate(self, messages: list[Message], max_tokens: int) -> str:
         return self._answer(self._request(messages, max_tokens=max_tokens))
 
     def _stream(self, messages: list[Message], max_tokens: int) -> Iterator[str]:
         engine = self._engine()
+        speed = self.reading_speed()
         deltas: queue.Queue[Any] = queue.Queue()
         stop = threading.Event()
 
         def receive(chunk: dict[str, Any]) -> bool:
+            speed.record(chunk.get("timings") if not chunk.get("choices") or
+                         chunk["choices"][0].get("finish_reason") else None)
             for choice in chunk.get("choices") or []:
                 text = (choice.get("delta") or {}).get("content")
                 if text:

@@ -2,7 +2,7 @@
 question asks.
 
 A small model answers better from three short passages that hold the answer than from ten long
-ones, and it reads ~150 prompt tokens a second on two cores, so every token sent is time before
+ones, and it reads 46–150 prompt tokens a second on two cores, so every token sent is time before
 the first word. Three steps, each recorded for the trace:
 
 1. ``distinct``: a passage whose text was already given (the same span of a document returned

@@ -23,7 +23,8 @@ Language = Literal["en", "es", "zh-Hant", "zh-Hans"]
 CITATION_MARK = re.compile(r"\[(\d+(?:\s*[,，、]\s*\d+)*)\]")
 MIN_PASSAGE_ROOM = 200
 """Below this many tokens for passages, the worked examples and then the oldest conversation
-turns are left out to make room."""
+turns are left out to make room (under a reading budget, below half of it: a slow machine's
+whole budget may be smaller than this)."""
 
 
 def _prefix_tokens(system: str, examples: list[dict[str, str]]) -> int:
@@ -176,14 +177,21 @@ class ResponseSynthesizer(ConfigObject["ResponseSynthesizer.Params"]):
             return sum(estimate_tokens(turn["content"]) + 4 for turn in turns) \
                 + estimate_tokens(user_message(language, question, [])) + 8
 
+        def cramped(rooms: dict[str, int], *, examples_count: bool = False) -> bool:
+            floors = {name: MIN_PASSAGE_ROOM for name in rooms}
+            if "reading_tokens" in rooms:
+                # The examples are read once and cached: leaving them out saves no reading.
+                floors["reading_tokens"] = -1 if examples_count else min(MIN_PASSAGE_ROOM, limits["reading_tokens"] // 2)
+            return any(rooms[name] < floors[name] for name in rooms)
+
         new = new_tokens()
         rooms = self._rooms(limits, system, examples, new)
         # A tight budget goes to the passages, which hold the answer: first without the worked
         # examples, then without the oldest turns of the conversation.
-        if examples and min(rooms.values()) < MIN_PASSAGE_ROOM:
+        if examples and cramped(rooms, examples_count=True):
             examples = []
             rooms = self._rooms(limits, system, examples, new)
-        while turns and min(rooms.values()) < MIN_PASSAGE_ROOM:
+        while turns and cramped(rooms):
             turns = turns[2:]
             new = new_tokens()
             rooms = self._rooms(limits, system, examples, new)

@@ -1,4 +1,4 @@
-import { fireEvent, render, screen, within } from "@testing-library/react";
+import { cleanup, fireEvent, render, screen, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 
 import type { ChatMessage, ServerEvent, StrategyTrace } from "../../api/chat";
@@ -120,6 +120,23 @@ describe("TraceView, from stored traces", () => {
     const answer = screen.getByRole("region", { name: "Answer" });
     expect(answer).toHaveTextContent("194 of 200 tokens used");
     expect(within(answer).getByText("4 chunks dropped by the token budget")).toBeInTheDocument();
+  });
+
+  it("says when the passages were cut to what the local model reads before the first word", () => {
+    const fixture = structuredClone(budget) as unknown as { message: ChatMessage };
+    const generate = (fixture.message.trace as { steps: Record<string, unknown>[] }).steps.find((step) => step.step === "generate")!;
+    Object.assign(generate.budget as object, {
+      limited_by: "reading_tokens", new_tokens: 158,
+      model_limits: { context_tokens: 4096, answer_tokens: 384, reading_tokens: 161, reading_tokens_per_s: 46 },
+    });
+    stored(fixture);
+    const answer = screen.getByRole("region", { name: "Answer" });
+    expect(answer).toHaveTextContent("Reading budget 158 new tokens: what the model reads before the first word at 46 tokens a second on this machine");
+
+    cleanup();
+    Object.assign(generate.budget as object, { limited_by: "max_input_tokens" });
+    stored(fixture);
+    expect(screen.getByRole("region", { name: "Answer" })).not.toHaveTextContent("Reading budget");
   });
 
   it("says which passages were left out as repeats, shortened, given with history, or cited for the model", () => {

@@ -267,6 +267,12 @@ function Generation({ step, facts }: { step: TraceStep; facts: ChunkFacts }) {
             {t("trace.budgetUse", { used: budget.used_tokens, max: budget.max_input_tokens })}
           </Line>
           <Line label={t("trace.sentToModel")}>{t("trace.chunkCount", { count: budget.sent.length })}</Line>
+          {budget.limited_by === "reading_tokens" && typeof budget.model_limits?.reading_tokens_per_s === "number" && (
+            <Line label={t("trace.readingBudget")}>
+              {t("trace.readingBudgetWhy", { tokens: budget.new_tokens ?? budget.model_limits.reading_tokens,
+                speed: budget.model_limits.reading_tokens_per_s })}
+            </Line>
+          )}
           {budget.dropped.length > 0 && (
             <ChunkList label={t("trace.budgetDropped", { count: budget.dropped.length })} ids={budget.dropped} facts={facts} />
           )}

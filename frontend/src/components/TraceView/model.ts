@@ -34,6 +34,12 @@ interface Budget {
   duplicates?: { chunk_id: number; of: number | null }[];
   /** Chunks shortened: their overlap with a neighbour removed, or cut to fit the budget. */
   trimmed?: { chunk_id: number; reason: "overlap" | "budget"; characters: number; of: number }[];
+  /** Which limit set the passages' room: max_input_tokens, context_tokens or reading_tokens. */
+  limited_by?: string;
+  /** New prompt tokens sent (passages, question, conversation). */
+  new_tokens?: number;
+  /** What the model bounds: its reading budget, and the speed it was measured reading at. */
+  model_limits?: { reading_tokens?: number; reading_tokens_per_s?: number };
 }
 
 export function isBudget(value: unknown): value is Budget {

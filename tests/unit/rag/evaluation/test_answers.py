@@ -68,6 +68,31 @@ def test_a_generated_sentence_contains_the_short_reference():
     assert answer_contains("防守丢了308分。", ["308 分"], "zh") == 1.0
 
 
+@pytest.mark.parametrize(("language", "answer", "reference"), [
+    ("es", "Josh Norman interceptó 4 balones [1].", "cuatro"),
+    ("es", "Fueron veinte jugadores.", "20"),
+    ("en", "Four players made the Pro Bowl.", "4"),
+    ("zh", "黑豹队有4名球员入选 [1]。", "四名"),
+    ("zh", "他们拦截了二十四次。", "24"),
+    ("zh", "这座桥建于一九八九年。", "1989年"),
+    ("zh", "共有一百零五人。", "105人"),
+])
+def test_a_number_in_digits_is_the_same_answer_as_the_number_in_words(language, answer, reference):
+    assert answer_contains(strip_citations(answer), [reference], language) == 1.0
+    assert concise_contains(answer, [reference], language) == 1.0
+
+
+@pytest.mark.parametrize(("language", "answer", "reference"), [
+    ("es", "Josh Norman interceptó 3 balones.", "cuatro"),
+    ("es", "Fueron 14 jugadores.", "cuatro"),  # "catorce", not "cuatro"
+    ("zh", "他们拦截了二十次。", "24"),
+    ("zh", "黑豹队有4名球员。", "四十名"),
+    ("en", "Once more, the Broncos won.", "11"),  # Spanish "once" is eleven; English "once" is not a number
+])
+def test_a_different_number_or_a_word_of_another_language_is_not(language, answer, reference):
+    assert answer_contains(answer, [reference], language) == 0.0
+
+
 def test_citation_precision_is_the_share_of_cited_chunks_from_relevant_documents():
     assert citation_precision(["a", "b", None], {"a": 1, "b": 0}) == pytest.approx(1 / 3)
     assert citation_precision(["a", "a"], {"a": 2}) == 1.0

@@ -141,3 +141,19 @@ def test_a_split_model_joined_and_verified_earlier_is_used_after_its_part_packag
     (tmp_path / "joined.gguf.sha256").write_text(spec.sha256 + "\n")
     assert local_models.problem("joined-model") is None
     assert local_models.ensure("joined-model") == tmp_path / "joined.gguf"
+
+
+def test_the_reading_budget_follows_the_speed_the_model_was_timed_reading_at_streamed_or_not(smollm, monkeypatch):
+    from rag.llms import local
+
+    monkeypatch.setattr(local, "_reading_speeds", {})
+    guess = smollm.input_limits()
+    assert guess["reading_tokens_per_s"] == 130  # nothing timed yet: the packaged guess
+    passage = "The old mill stands by the river, and the bridge beside it is made of stone. " * 8
+    list(smollm.stream([{"role": "user", "content": f"{passage}\nWhere is the mill?"}], max_tokens=4))
+    timed = smollm.reading_speed().tokens_per_second()
+    assert timed is not None and timed > 0
+    smollm.generate([{"role": "user", "content": f"{passage}\nWhat is the bridge made of? (again)"}], max_tokens=4)
+    limits = smollm.input_limits()
+    assert limits["reading_tokens_per_s"] == round(smollm.reading_speed().tokens_per_second())
+    assert limits["reading_tokens"] == int(smollm.reading_speed().tokens_per_second() * (4.0 - 0.5))

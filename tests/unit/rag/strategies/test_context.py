@@ -150,10 +150,23 @@ def test_own_instructions_replace_the_built_in_ones_and_their_examples():
     assert [message["role"] for message in prepared.messages] == ["system", "user"]
 
 
-def test_the_slower_packaged_model_gets_a_smaller_reading_budget():
-    assert LocalLLM().input_limits()["reading_tokens"] == 420
-    assert LocalLLM(model="qwen2.5-1.5b-instruct").input_limits()["reading_tokens"] == 240
-    assert LocalLLM(model="qwen2.5-1.5b-instruct", reading_tokens=900).input_limits()["reading_tokens"] == 900
+def test_the_reading_budget_is_what_the_model_reads_on_this_machine_before_the_first_word(monkeypatch):
+    from rag.llms import local
+
+    monkeypatch.setattr(local, "_reading_speeds", {})
+    # Before it has read anything: the packaged model's speed on two idle cores; the slower model gets less.
+    assert LocalLLM().input_limits()["reading_tokens"] == int(46.0 * 3.5)
+    assert LocalLLM(model="qwen2.5-1.5b-instruct").input_limits()["reading_tokens"] == int(26.0 * 3.5)
+
+    measured = LocalLLM(threads=2)
+    for speed in (120.0, 80.0, 100.0):  # three timed reads on this machine
+        measured.reading_speed().record({"prompt_n": 400, "prompt_per_second": speed})
+    measured.reading_speed().record({"prompt_n": 12, "prompt_per_second": 5.0})  # too short to tell
+    limits = LocalLLM(threads=2).input_limits()  # another instance of the same model shares what was measured
+    assert limits["reading_tokens"] == 350 and limits["reading_tokens_per_s"] == 100
+    assert LocalLLM(threads=2, first_token_seconds=8).input_limits()["reading_tokens"] == 750
+    assert LocalLLM(threads=2, reading_tokens=900).input_limits()["reading_tokens"] == 900
+    assert LocalLLM(threads=1).input_limits()["reading_tokens"] == int(46.0 * 3.5), "one thread reads at its own speed"
 
 
 def test_the_answer_is_capped_at_max_answer_tokens_but_never_past_the_models_own_limit(scripted_openai):
@@ -180,8 +193,21 @@ def test_a_long_conversation_gives_up_its_oldest_turns_before_the_passages():
         history += [{"role": "user", "content": f"Question {n} about the orchard?"},
                     {"role": "assistant", "content": f"Answer {n}: " + "pears and apples grow there. " * 12}]
     hits = [Hit(Chunk(1, 1, 0, "The orchard grows pears. " * 20), 1.0)]
-    prepared = ResponseSynthesizer(llm=LocalLLM()).prepare("And the apples?", hits, history)
+    prepared = ResponseSynthesizer(llm=LocalLLM(reading_tokens=420)).prepare("And the apples?", hits, history)
     account = prepared.budget
     assert account["passage_tokens"] >= 200 and account["new_tokens"] <= 420
     assert 0 < account["history_turns"] < 3
     assert prepared.messages[-2] == history[-1] and history[0] not in prepared.messages
+
+
+def test_a_reading_budget_smaller_than_the_usual_passage_room_keeps_the_worked_examples_and_a_recent_turn():
+    # The examples are cached, so a slow machine's small reading budget is no reason to drop them;
+    # earlier turns are read anew each time and give way only while passages have under half of it.
+    history = [{"role": "user", "content": "What grows in the orchard?"},
+               {"role": "assistant", "content": "Pears grow in the orchard [1]."}]
+    hits = [Hit(Chunk(1, 1, 0, "The orchard grows pears. " * 20), 1.0)]
+    prepared = ResponseSynthesizer(llm=LocalLLM(reading_tokens=160)).prepare("And apples?", hits, history)
+    account = prepared.budget
+    assert account["limited_by"] == "reading_tokens" and account["new_tokens"] <= 160
+    assert account["examples"] == len(EXAMPLES["en"]) and account["history_turns"] == 1
+    assert account["passage_tokens"] >= 80 and account["sent"] == [1]
