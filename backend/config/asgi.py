@@ -26,12 +26,9 @@ if settings.TRELLIS_JOBS_BACKEND == "threads":
 if settings.TRELLIS_WARM_LOCAL_LLM:
     import threading  # noqa: E402
 
-    from rag.strategies import ResponseSynthesizer  # noqa: E402
+    from rag.llms import LocalLLM  # noqa: E402
 
-    # Loads the default local model and has it read each language's instructions and worked
-    # examples once, so the first question reads only its own passages (and the reading speed
-    # the answer budget follows is measured on this machine).
-    threading.Thread(target=lambda: ResponseSynthesizer().warm(), name="trellis-warm-llm", daemon=True).start()
+    threading.Thread(target=lambda: LocalLLM().init_model(), name="trellis-warm-llm", daemon=True).start()
 
 application = ProtocolTypeRouter(
     {
