@@ -51,6 +51,7 @@ class ReadingSpeed:
 
 
 _reading_speeds: dict[tuple[str, int], ReadingSpeed] = {}
+_reading_speeds_lock = threading.Lock()  # not the servers' lock, which is held while a model loads
 
 
 def _server(path: Path, context: int, threads: int) -> Any:
@@ -217,7 +218,7 @@ class LocalLLM(LLM["LocalLLM.Params"]):
     def reading_speed(self) -> ReadingSpeed:
         """The reading speed of this model with these threads, shared by every instance."""
         key = (self.params.gguf_path or self.params.model, self.params.threads or available_cores())
-        with _servers_lock:
+        with _reading_speeds_lock:
             return _reading_speeds.setdefault(key, ReadingSpeed())
 
     def input_limits(self) -> dict[str, int]:
@@ -266,8 +267,7 @@ class LocalLLM(LLM["LocalLLM.Params"]):
         stop = threading.Event()
 
         def receive(chunk: dict[str, Any]) -> bool:
-            speed.record(chunk.get("timings") if not chunk.get("choices") or
-                         chunk["choices"][0].get("finish_reason") else None)
+            speed.record(chunk.get("timings"))  # only the last chunk carries them
             for choice in chunk.get("choices") or []:
                 text = (choice.get("delta") or {}).get("content")
                 if text:

@@ -27,6 +27,14 @@ turns are left out to make room (under a reading budget, below half of it: a slo
 whole budget may be smaller than this)."""
 
 
+def _cramped(rooms: dict[str, int], limits: dict[str, int], names: Sequence[str]) -> bool:
+    """Whether the passages' room under any limit of ``names`` is below MIN_PASSAGE_ROOM, or, for a
+    reading budget (a slow machine's whole budget may be smaller than that), below half of it."""
+    def floor(name: str) -> int:
+        return min(MIN_PASSAGE_ROOM, limits[name] // 2) if name == "reading_tokens" else MIN_PASSAGE_ROOM
+    return any(rooms[name] < floor(name) for name in names)
+
+
 def _prefix_tokens(system: str, examples: list[dict[str, str]]) -> int:
     return estimate_tokens(system) + sum(estimate_tokens(turn["content"]) + 4 for turn in examples) + 4
 
@@ -177,21 +185,15 @@ class ResponseSynthesizer(ConfigObject["ResponseSynthesizer.Params"]):
             return sum(estimate_tokens(turn["content"]) + 4 for turn in turns) \
                 + estimate_tokens(user_message(language, question, [])) + 8
 
-        def cramped(rooms: dict[str, int], *, examples_count: bool = False) -> bool:
-            floors = {name: MIN_PASSAGE_ROOM for name in rooms}
-            if "reading_tokens" in rooms:
-                # The examples are read once and cached: leaving them out saves no reading.
-                floors["reading_tokens"] = -1 if examples_count else min(MIN_PASSAGE_ROOM, limits["reading_tokens"] // 2)
-            return any(rooms[name] < floors[name] for name in rooms)
-
         new = new_tokens()
         rooms = self._rooms(limits, system, examples, new)
         # A tight budget goes to the passages, which hold the answer: first without the worked
         # examples, then without the oldest turns of the conversation.
-        if examples and cramped(rooms, examples_count=True):
+        # The examples are read once and cached, so leaving them out saves no reading.
+        if examples and _cramped(rooms, limits, [name for name in rooms if name != "reading_tokens"]):
             examples = []
             rooms = self._rooms(limits, system, examples, new)
-        while turns and cramped(rooms):
+        while turns and _cramped(rooms, limits, list(rooms)):
             turns = turns[2:]
             new = new_tokens()
             rooms = self._rooms(limits, system, examples, new)
