@@ -72,7 +72,7 @@ def measure(dataset_name: str, models: list[str], questions: int, judge: bool, r
 
 def reading_speed(model: str, trials: int = 3) -> float:
     """Prompt tokens a second the model reads on this machine now (median of ``trials`` uncached
-    reads of ~450 tokens): what the time to first token scales with, so runs on a busy machine
+    reads of ~900 tokens): what the time to first token scales with, so runs on a busy machine
     can be compared with an idle one."""
     import secrets
 

@@ -2,8 +2,10 @@
 
 The instructions ask for the direct answer first, in one short sentence of the question's
 language, then the number of the passage it comes from, like ``[2]``. Small models follow an
-example far better than a rule, so each language also has two worked examples (a question over
-two passages and its answer), sent as earlier turns of the conversation. The examples' answers
+example far better than a rule, so each language also has four worked examples (a question over
+two passages and its answer), sent as earlier turns of the conversation. In the last two the
+passage names several numbers or people and only one answers: the 0.5B model otherwise takes the
+number or name nearest the question's words ("6 capturas" for a player's career 136). The examples' answers
 are whole sentences that end with their citation: an example answering only ``[2]`` taught
 the 0.5B model to answer ``[2]`` alone. Instructions and examples are the same for every
 question of a language, so the server's prompt cache reads them once.
@@ -45,7 +47,7 @@ QUESTION_LABEL = {"en": "Question", "es": "Pregunta", "zh-Hant": "問題", "zh-H
 CONTEXT_LABEL = {"en": "Passages", "es": "Pasajes", "zh-Hant": "段落", "zh-Hans": "段落"}
 NO_PASSAGES = {"en": "(no passages)", "es": "(sin pasajes)", "zh-Hant": "（沒有段落）", "zh-Hans": "（没有段落）"}
 
-# (question, passages, answer) per language; the answers cite [2] and then [1], so the model
+# (question, passages, answer) per language; the answers cite [2], [1], [1], [2], so the model
 # does not learn that the answer is always in the same passage.
 EXAMPLES: dict[str, tuple[tuple[str, tuple[str, ...], str], ...]] = {
     "en": (
@@ -59,6 +61,16 @@ EXAMPLES: dict[str, tuple[tuple[str, tuple[str, ...], str], ...]] = {
           "maltose, which the body can absorb.",
           "Lipase works on fats, and proteases such as pepsin break down proteins in the stomach."),
          "Amylase breaks down starch into sugars [1]."),
+        ("How many goals did Ana López score in the season?",
+         ("The team won 18 games that season. Marta Ruiz made 9 assists, and Ana López, who played 30 "
+          "games, scored 21 goals and was the top scorer.",
+          "The club's stadium holds 12,000 spectators."),
+         "Ana López scored 21 goals in the season [1]."),
+        ("Who designed the bridge?",
+         ("The city grew quickly after the railway arrived in 1890.",
+          "The bridge, opened by the mayor Juan Pérez in 1932, was designed by the engineer Clara Soto, "
+          "and its construction was led by Luis Mora."),
+         "The engineer Clara Soto designed the bridge [2]."),
     ),
     "es": (
         ("¿Cuándo se inauguró la Torre Eiffel?",
@@ -72,6 +84,16 @@ EXAMPLES: dict[str, tuple[tuple[str, tuple[str, ...], str], ...]] = {
           "La lipasa actúa sobre las grasas, y las proteasas como la pepsina descomponen las proteínas en "
           "el estómago."),
          "La amilasa descompone el almidón en azúcares [1]."),
+        ("¿Cuántos goles marcó Ana López en la temporada?",
+         ("En la temporada el equipo ganó 18 partidos. Marta Ruiz dio 9 pases de gol, y Ana López, que "
+          "jugó 30 partidos, marcó 21 goles y fue la máxima goleadora.",
+          "El estadio del club tiene capacidad para 12 000 espectadores."),
+         "Ana López marcó 21 goles en la temporada [1]."),
+        ("¿Quién diseñó el puente?",
+         ("La ciudad creció deprisa tras la llegada del ferrocarril en 1890.",
+          "El puente, inaugurado por el alcalde Juan Pérez en 1932, fue diseñado por la ingeniera Clara "
+          "Soto, y sus obras las dirigió Luis Mora."),
+         "La ingeniera Clara Soto diseñó el puente [2]."),
     ),
     "zh-Hant": (
         ("艾菲爾鐵塔是什麼時候開放的？",
@@ -82,6 +104,14 @@ EXAMPLES: dict[str, tuple[tuple[str, tuple[str, ...], str], ...]] = {
          ("澱粉酶由唾液腺和胰臟分泌，能把澱粉分解成麥芽糖等身體可吸收的糖。",
           "脂肪酶作用於脂肪，而胃蛋白酶等蛋白酶則在胃中分解蛋白質。"),
          "澱粉酶把澱粉分解成糖 [1]。"),
+        ("安娜·洛佩斯在本賽季進了多少球？",
+         ("本賽季球隊贏了 18 場比賽。瑪爾塔·魯伊斯送出 9 次助攻，而出場 30 次的安娜·洛佩斯攻進 21 球，成為最佳射手。",
+          "俱樂部的球場可容納 12000 名觀眾。"),
+         "安娜·洛佩斯本賽季進了 21 球 [1]。"),
+        ("這座橋是誰設計的？",
+         ("1890 年鐵路通車後，這座城市迅速發展。",
+          "這座橋於 1932 年由市長胡安·佩雷斯主持啟用，由工程師克拉拉·索托設計，施工由路易斯·莫拉負責。"),
+         "這座橋由工程師克拉拉·索托設計 [2]。"),
     ),
     "zh-Hans": (
         ("埃菲尔铁塔是什么时候开放的？",
@@ -92,6 +122,14 @@ EXAMPLES: dict[str, tuple[tuple[str, tuple[str, ...], str], ...]] = {
          ("淀粉酶由唾液腺和胰腺分泌，能把淀粉分解成麦芽糖等身体可吸收的糖。",
           "脂肪酶作用于脂肪，而胃蛋白酶等蛋白酶则在胃中分解蛋白质。"),
          "淀粉酶把淀粉分解成糖 [1]。"),
+        ("安娜·洛佩斯在本赛季进了多少球？",
+         ("本赛季球队赢了 18 场比赛。玛尔塔·鲁伊斯送出 9 次助攻，而出场 30 次的安娜·洛佩斯打进 21 球，成为最佳射手。",
+          "俱乐部的球场可容纳 12000 名观众。"),
+         "安娜·洛佩斯本赛季进了 21 球 [1]。"),
+        ("这座桥是谁设计的？",
+         ("1890 年铁路通车后，这座城市迅速发展。",
+          "这座桥于 1932 年由市长胡安·佩雷斯主持启用，由工程师克拉拉·索托设计，施工由路易斯·莫拉负责。"),
+         "这座桥由工程师克拉拉·索托设计 [2]。"),
     ),
 }
 

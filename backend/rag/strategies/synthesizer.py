@@ -25,6 +25,10 @@ MIN_PASSAGE_ROOM = 200
 """Below this many tokens for passages, the worked examples and then the oldest conversation
 turns are left out to make room (under a reading budget, below half of it: a slow machine's
 whole budget may be smaller than this)."""
+MIN_READING_ROOM = 60
+"""The passages' room under a reading budget never falls below this (about two sentences): the
+reading budget says when the first word should come, and on a slow machine a long question
+would otherwise leave the model no passage to answer from; it then starts a little later."""
 
 
 def _cramped(rooms: dict[str, int], limits: dict[str, int], names: Sequence[str]) -> bool:
@@ -56,10 +60,11 @@ class ResponseSynthesizer(ConfigObject["ResponseSynthesizer.Params"]):
     """Writes the answer from the chunks with an LLM, citing them as ``[n]``.
 
     The model is asked for the direct answer first, in one short sentence of the question's
-    language, then its citation (``rag.strategies.answer_prompts``: instructions and two
+    language, then its citation (``rag.strategies.answer_prompts``: instructions and four
     worked examples per language). It reads a few distinct passages (``rag.strategies.context``):
     repeated text removed, at most ``max_passages``, numbered in rank order, sharing the token
-    budget, the best the largest share; a passage over its share is cut to the sentences around
+    budget, the best the largest share (fewer passages when the budget cannot give each about
+    three sentences); a passage over its share is cut to the sentences around
     the question's words, and one that cannot keep a sentence is dropped (the trace lists what
     was removed, cut and dropped, and which limit set the budget). Citations map each ``[n]`` in
     the answer to the n-th passage sent; numbers outside that range are not citations.
@@ -242,7 +247,7 @@ class ResponseSynthesizer(ConfigObject["ResponseSynthesizer.Params"]):
             answer = min(limits.get("answer_tokens", self.params.max_answer_tokens), self.params.max_answer_tokens)
             rooms["context_tokens"] = limits["context_tokens"] - answer - prefix - new
         if limits.get("reading_tokens"):
-            rooms["reading_tokens"] = limits["reading_tokens"] - new
+            rooms["reading_tokens"] = max(limits["reading_tokens"] - new, MIN_READING_ROOM)
         return rooms
 
     def warm(self, languages: Sequence[str] = LANGUAGES) -> None:

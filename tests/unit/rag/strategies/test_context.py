@@ -13,7 +13,8 @@ from rag.retrievers.composite import EnsembleRetriever
 from rag.retrievers.sparse import BM25Retriever
 from rag.strategies import NaiveRAG, ResponseSynthesizer, detect_language
 from rag.strategies.answer_prompts import EXAMPLES, INSTRUCTIONS
-from rag.strategies.context import distinct, estimate_tokens, fit, focus
+from rag.strategies.context import PASSAGE_FLOOR_TOKENS, SHARES, distinct, estimate_tokens, fit, focus
+from rag.strategies.synthesizer import MIN_READING_ROOM
 from tests.support.scripted_openai import chat_stream
 
 pytestmark = pytest.mark.unit
@@ -104,16 +105,33 @@ def test_the_budget_gives_the_best_passage_the_largest_share_and_drops_what_cann
     assert [hit.chunk.id for hit in tight.hits] == [0] and tight.dropped == [1, 2]
 
 
+def test_a_budget_too_small_for_three_sentences_a_passage_goes_to_fewer_passages_the_best_first():
+    hits = [Hit(Chunk(n, n, 0, " ".join(f"Sentence {n}.{i} tells about pears and apples in the orchard."
+                                         for i in range(30))), 1.0) for n in range(3)]
+    small = fit(hits, "pears orchard", PASSAGE_FLOOR_TOKENS + 50, estimate_tokens)
+    assert [hit.chunk.id for hit in small.hits] == [0] and small.dropped == [1, 2]
+    assert estimate_tokens(small.hits[0].chunk.text) > (PASSAGE_FLOOR_TOKENS + 50) * SHARES[0]
+
+    two = fit(hits, "pears orchard", 2 * PASSAGE_FLOOR_TOKENS + 50, estimate_tokens)
+    assert [hit.chunk.id for hit in two.hits] == [0, 1] and two.dropped == [2]
+
+    # What a short best passage leaves passes on to the next one.
+    short_first = [Hit(Chunk(9, 9, 0, "Pears grow in the orchard."), 1.0), *hits[1:]]
+    passed_on = fit(short_first, "pears orchard", PASSAGE_FLOOR_TOKENS + 50, estimate_tokens)
+    assert [hit.chunk.id for hit in passed_on.hits[:2]] == [9, 1]
+    assert sum(estimate_tokens(hit.chunk.text) for hit in passed_on.hits) <= PASSAGE_FLOOR_TOKENS + 50
+
+
 def test_the_local_models_reading_budget_bounds_the_passages_and_the_trace_says_which_limit_applied():
     hits = [Hit(Chunk(n, n, 0, " ".join(f"Sentence {n}.{i} tells about pears and apples in the orchard."
                                          for i in range(40))), 1.0) for n in range(6)]
-    local = ResponseSynthesizer(llm=LocalLLM(reading_tokens=300))
+    local = ResponseSynthesizer(llm=LocalLLM(reading_tokens=400))
     prepared = local.prepare("What grows in the orchard?", hits)
     account = prepared.budget
-    assert account["limited_by"] == "reading_tokens" and account["new_tokens"] <= 300
+    assert account["limited_by"] == "reading_tokens" and account["new_tokens"] <= 400
     assert account["sent"] == [0, 1, 2] and account["beyond_max_passages"] == [3, 4, 5]
     assert account["dropped"] == [3, 4, 5] and account["truncated"] == 0
-    assert account["model_limits"] == {"context_tokens": 4096, "answer_tokens": 384, "reading_tokens": 300}
+    assert account["model_limits"] == {"context_tokens": 4096, "answer_tokens": 384, "reading_tokens": 400}
 
     roomy = ResponseSynthesizer(llm=LocalLLM(reading_tokens=32768, context_tokens=1024), max_passages=6)
     account = roomy.prepare("What grows in the orchard?", hits).budget
@@ -211,3 +229,15 @@ def test_a_reading_budget_smaller_than_the_usual_passage_room_keeps_the_worked_e
     assert account["limited_by"] == "reading_tokens" and account["new_tokens"] <= 160
     assert account["examples"] == len(EXAMPLES["en"]) and account["history_turns"] == 1
     assert account["passage_tokens"] >= 80 and account["sent"] == [1]
+
+
+def test_a_reading_budget_smaller_than_the_question_still_leaves_the_best_passage_room():
+    # A slow model's budget can be used up by the question itself; it then starts later, but it
+    # answers from a passage, never from none.
+    hits = [Hit(Chunk(1, 1, 0, "The orchard grows pears. Ada Moss trained the espaliers in 1950. " * 5), 1.0)]
+    question = "Who trained the espaliers along the south wall of the old orchard, and in which year? " * 2
+    prepared = ResponseSynthesizer(llm=LocalLLM(reading_tokens=64)).prepare(question, hits)
+    account = prepared.budget
+    assert account["limited_by"] == "reading_tokens" and account["passage_tokens"] == MIN_READING_ROOM
+    assert account["sent"] == [1] and "Ada Moss" in prepared.messages[-1]["content"]
+    assert account["new_tokens"] > 64
