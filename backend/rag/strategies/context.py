@@ -11,9 +11,10 @@ the first word. Three steps, each recorded for the trace:
    only its new text.
 2. At most ``max_passages`` passages, best first.
 3. ``fit``: the passages share the token budget, the best the largest share (unused shares
-   pass on); a budget too small to give each passage about three sentences goes to fewer. A passage over its share is cut to consecutive sentences around the one sharing
-   the most words with the question; a passage that cannot keep one sentence is dropped, except
-   the first to be sent, whose best sentence is then cut to fit.
+   pass on); a budget too small to give each passage about three sentences goes to fewer. A
+   passage over its share is cut to consecutive sentences around the one sharing the most words
+   with the question; a passage that cannot keep one sentence is dropped, except the first to be
+   sent, whose best sentence is then cut to fit.
 """
 
 from __future__ import annotations
