@@ -7,8 +7,8 @@ two passages and its answer), sent as earlier turns of the conversation. In the 
 passage names several numbers or people and only one answers: the 0.5B model otherwise takes the
 number or name nearest the question's words ("6 capturas" for a player's career 136). The
 examples' answers are whole sentences that end with their citation: an example answering only
-``[2]`` taught the 0.5B model to answer ``[2]`` alone. Instructions and examples are the same for every
-question of a language, so the server's prompt cache reads them once.
+``[2]`` taught the 0.5B model to answer ``[2]`` alone. Instructions and examples are the same
+for every question of a language, so the server's prompt cache reads them once.
 """
 
 from __future__ import annotations
