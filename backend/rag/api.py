@@ -27,7 +27,7 @@ from .documents import Chunk, DocumentError, SourceDocument, parse_document
 from .documents.chunkers import Chunker
 from .embeddings.defaults import DEFAULT_ENGLISH_EMBEDDING
 from .embeddings.vector_cache import VectorCache, default_vector_cache_dir
-from .llms import LLM
+from .llms import ANSWER_LLM, DEFAULT_LLM, LLM
 from .locations import engine_data_dir
 from .presets import PRESETS
 from .retrievers import Hit
@@ -177,8 +177,9 @@ def _files(data_source: str | Path | Sequence[str | Path]) -> list[Path]:
 
 
 def _llm(value: Any, setting: str) -> dict[str, Any] | ConfigObject:
-    """An LLM from ``"local"``, ``"local:<packaged model or .gguf path>"``, a component
-    reference or a built LLM component."""
+    """An LLM from ``"local"`` (for ``model``, the packaged answer model; else the packaged
+    judge), ``"local:<packaged model or .gguf path>"``, a component reference or a built LLM
+    component."""
     if isinstance(value, ConfigObject):
         if value.KIND != "llm":
             raise ValueError(f"{setting} must be a language model; {value.NAME} is a {value.KIND}")
@@ -186,7 +187,7 @@ def _llm(value: Any, setting: str) -> dict[str, Any] | ConfigObject:
     if isinstance(value, Mapping):
         return dict(value)
     if value == "local":
-        return {"component": "LocalLLM", "params": {}}
+        return dict(ANSWER_LLM if setting == "model" else DEFAULT_LLM)
     if isinstance(value, str) and value.startswith("local:") and len(value) > len("local:"):
         from .llms.local_models import PACKAGED
 
@@ -240,7 +241,7 @@ def _checked(settings: Settings) -> Settings:
         _llm(settings.model, "model")
     if settings.reranker_model is not None:
         _llm(settings.reranker_model, "reranker_model")
-    _reranker(settings, answer_llm={"component": "LocalLLM", "params": {}})
+    _reranker(settings, answer_llm=ANSWER_LLM)
     return settings
 
 
@@ -264,7 +265,7 @@ def _reranker(settings: Settings, *, answer_llm: Any) -> Reranker | None:
         if settings.reranker_model is not None:
             llm = _llm(settings.reranker_model, "reranker_model")
         else:
-            llm = answer_llm if reranker == "llm" else {"component": "LocalLLM", "params": {}}
+            llm = answer_llm if reranker == "llm" else dict(DEFAULT_LLM)
         return LLMReranker(llm=llm, top_k=top_k)
     prefix, _, named = reranker.partition(":") if isinstance(reranker, str) else ("", "", "")
     model = DEFAULT_CROSS_ENCODER if reranker in ("local", "bge") else named if prefix in ("local", "bge") else ""
@@ -300,10 +301,10 @@ class RAG:
         ``"keyword"``, ``"semantic"``, ``"agentic"``…), a pipeline JSON file, a pipeline document,
         a strategy reference, or a retriever reference (run by NaiveRAG).
     model : str, dict or LLM, optional
-        The chat model that writes the answer: ``"local"`` (the packaged Qwen2.5 0.5B),
+        The chat model that writes the answer: ``"local"`` (the packaged Qwen2.5-Coder 1.5B),
         ``"local:<model>"`` (a packaged model such as ``smollm2-135m-instruct``, or a ``.gguf``
         path), a component reference such as ``{"component": "OpenAICompatibleLLM", "params":
-        {...}}``, or a built LLM component. None: the pipeline's own (the local model by default).
+        {...}}``, or a built LLM component. None: the pipeline's own (the local 1.5B by default).
     embeddings : str or dict, optional
         The embedding model for documents and questions of dense retrievers without a model of
         their own: a component name (``"AllMiniLML6V2Embedding"``,
@@ -318,7 +319,8 @@ class RAG:
         (see ``CallableReranker``). None: no re-ranking (beyond the pipeline's own re-ranker).
     reranker_model : str, dict or LLM, optional
         The chat model of the LLM re-ranker, in ``model``'s forms; None: the answer model for
-        ``"llm"``, the packaged local LLM for ``"local-llm"``. Loaded only when that re-ranker runs.
+        ``"llm"``, the packaged local 0.5B for ``"local-llm"`` (``"local"`` names it here too).
+        Loaded only when that re-ranker runs.
     rerank_top_k : int, default 5
         How many re-ranked documents are kept; a positive integer.
     max_input_tokens : int, optional
@@ -530,7 +532,7 @@ class RAG:
         synthesizer = getattr(strategy, "response_synthesizer", None)
         if synthesizer is not None:
             return synthesizer.llm
-        return {"component": "LocalLLM", "params": {}}
+        return dict(ANSWER_LLM)
 
     @staticmethod
     def _chunker(settings: Settings) -> dict[str, Any]:

