@@ -177,11 +177,10 @@ def detect_language(text: str, context: str = "") -> str:
 
 
 def user_message(language: str, question: str, passages: list[str]) -> str:
-    """The question, the numbered passages, and the question again (a small model answers the
-    question it read last)."""
+    """The numbered passages, then the question (a small model answers the question it read
+    last; asked once, its tokens go to the passages instead)."""
     context = "\n\n".join(f"[{number}] {text}" for number, text in enumerate(passages, start=1))
-    label = QUESTION_LABEL[language]
-    return f"{label}: {question}\n\n{CONTEXT_LABEL[language]}:\n{context or NO_PASSAGES[language]}\n\n{label}: {question}"
+    return f"{CONTEXT_LABEL[language]}:\n{context or NO_PASSAGES[language]}\n\n{QUESTION_LABEL[language]}: {question}"
 
 
 def example_turns(language: str) -> list[dict[str, str]]:
