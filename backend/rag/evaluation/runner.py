@@ -260,6 +260,9 @@ def _answer(dataset: EvaluationDataset, strategy: Any, corpus: EvaluationCorpus,
             row["f1"] = token_f1(prose, query.answers, dataset.language)
             row["contains"] = answer_contains(prose, query.answers, dataset.language)
             row["concise_contains"] = concise_contains(answer, query.answers, dataset.language)
+            # Whether the passages the model read held a reference: tells a miss of the context
+            # (what retrieval and the budget sent) from a miss of the model.
+            row["context_contains"] = answer_contains("\n".join(passages), query.answers, dataset.language)
         if answer.strip():
             row["verbatim_copy"] = verbatim_copy(answer, passages, dataset.language)
         cited = [corpus.corpus_id_of(citation["document_id"]) for citation in state.get("citations") or []]

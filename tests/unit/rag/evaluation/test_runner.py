@@ -103,6 +103,7 @@ def test_answers_are_scored_against_references_citations_and_the_judge(scripted_
     assert second["exact_match"] == 0.0 and second["contains"] == 1.0
     assert second["f1"] == pytest.approx(2 * (2 / 5) * 1 / (2 / 5 + 1))  # [prune, them, in, late, winter] vs [late, winter]
     assert second["citation_precision"] == 1.0 and second["faithfulness"] == 1.0
+    assert second["context_contains"] == 1.0  # the passages sent held "late winter"
     assert "answer" not in third
     answers = pipeline["answers"]
     assert answers["queries"] == 2 and answers["faithfulness"] == 0.75 and answers["contains"] == 1.0
