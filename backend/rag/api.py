@@ -176,10 +176,9 @@ def _files(data_source: str | Path | Sequence[str | Path]) -> list[Path]:
     return [Path(item) for item in data_source]
 
 
-def _llm(value: Any, setting: str) -> dict[str, Any] | ConfigObject:
-    """An LLM from ``"local"`` (for ``model``, the packaged answer model; else the packaged
-    judge), ``"local:<packaged model or .gguf path>"``, a component reference or a built LLM
-    component."""
+def _llm(value: Any, setting: str, *, local: Mapping[str, Any] = DEFAULT_LLM) -> dict[str, Any] | ConfigObject:
+    """An LLM from ``"local"`` (``local``: the packaged model the setting means by it),
+    ``"local:<packaged model or .gguf path>"``, a component reference or a built LLM component."""
     if isinstance(value, ConfigObject):
         if value.KIND != "llm":
             raise ValueError(f"{setting} must be a language model; {value.NAME} is a {value.KIND}")
@@ -187,7 +186,7 @@ def _llm(value: Any, setting: str) -> dict[str, Any] | ConfigObject:
     if isinstance(value, Mapping):
         return dict(value)
     if value == "local":
-        return dict(ANSWER_LLM if setting == "model" else DEFAULT_LLM)
+        return dict(local)
     if isinstance(value, str) and value.startswith("local:") and len(value) > len("local:"):
         from .llms.local_models import PACKAGED
 
@@ -238,7 +237,7 @@ def _checked(settings: Settings) -> Settings:
     _strategy_config(settings.search_type)
     _embedding(settings.embeddings)
     if settings.model is not None:
-        _llm(settings.model, "model")
+        _llm(settings.model, "model", local=ANSWER_LLM)
     if settings.reranker_model is not None:
         _llm(settings.reranker_model, "reranker_model")
     _reranker(settings, answer_llm=ANSWER_LLM)
@@ -518,7 +517,7 @@ class RAG:
                              "response synthesizer of its own (set them in its branches)")
         changes: dict[str, Any] = {}
         if settings.model is not None and not isinstance(settings.model, ConfigObject):
-            changes["llm"] = _llm(settings.model, "model")
+            changes["llm"] = _llm(settings.model, "model", local=ANSWER_LLM)
         if settings.max_input_tokens is not None:
             changes["max_input_tokens"] = settings.max_input_tokens
         if changes:

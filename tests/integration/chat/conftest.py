@@ -47,11 +47,12 @@ def llm(server) -> dict:
                                                            "function_calling": "tools"}}
 
 
-def naive_pipeline(owner, knowledge_base, server, name="Keyword"):
+def naive_pipeline(owner, knowledge_base, server, name="Keyword", **synthesizer):
+    """NaiveRAG over BM25 answering with ``server``; ``synthesizer`` adds the synthesizer's settings."""
     return pipeline_create(owner=owner, name=name, knowledge_base=knowledge_base, strategy={
         "component": "NaiveRAG", "params": {
             "retriever": {"component": "BM25Retriever", "params": {"top_k": 2}},
-            "response_synthesizer": {"component": "ResponseSynthesizer", "params": {"llm": llm(server)}}}})
+            "response_synthesizer": {"component": "ResponseSynthesizer", "params": {"llm": llm(server), **synthesizer}}}})
 
 
 def agentic_pipeline(owner, knowledge_base, server):

@@ -12,7 +12,7 @@ from django.urls import reverse
 from chat.models import Message
 from tests.support.scripted_openai import chat_stream, tool_call_response
 
-from .conftest import agentic_pipeline, list_socket, llm, naive_pipeline, receive_until_final, socket
+from .conftest import agentic_pipeline, list_socket, naive_pipeline, receive_until_final, socket
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
@@ -182,16 +182,9 @@ async def test_every_open_tab_receives_the_same_run_and_any_tab_may_stop_it_keep
 async def test_a_question_too_long_for_the_model_is_refused_at_once_in_the_askers_language(
     owner, browser, knowledge_base, conversation, scripted_openai
 ):
-    from pipelines.services import pipeline_create
-
     # An input budget of 1500 tokens: the socket's own 10,000-character limit comes before the
     # default 3000 for a question in Latin script.
-    pipeline = await sync_to_async(pipeline_create)(owner=owner, name="Short input", knowledge_base=knowledge_base,
-                                                    strategy={"component": "NaiveRAG", "params": {
-                                                        "retriever": {"component": "BM25Retriever", "params": {}},
-                                                        "response_synthesizer": {"component": "ResponseSynthesizer",
-                                                                                 "params": {"llm": llm(scripted_openai),
-                                                                                            "max_input_tokens": 1500}}}})
+    pipeline = await sync_to_async(naive_pipeline)(owner, knowledge_base, scripted_openai, max_input_tokens=1500)
     communicator = socket(browser, conversation.pk, language="es")
     await communicator.connect()
     question = "¿Qué hace el recuperador híbrido con estas palabras? " + "palabra " * 1100
