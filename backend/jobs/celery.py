@@ -28,6 +28,7 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
 RECOVERY_KEY = "trellis:jobs:recovery"
+STARTING_KEY = "trellis:jobs:starting"
 RECOVERY_WINDOW_S = 300
 """Workers starting within this many seconds of one that recovered leave recovery to it."""
 
@@ -44,23 +45,30 @@ def run(self, name: str, kwargs: dict) -> None:
 def recovery_is_ours(hostname: str) -> bool:
     """Whether this starting worker should re-queue interrupted work.
 
-    Only when no other worker is alive: a live worker's in-progress documents are its own, and
-    re-queuing them would supersede runs that are going fine. Of workers starting together,
-    the first to take a Redis key (kept ``RECOVERY_WINDOW_S``) recovers and the others do not.
+    Only when no worker of an earlier start is alive: a live worker's in-progress documents are
+    its own, and re-queuing them would supersede runs that are going fine. Workers starting
+    together each note their name in a Redis set (kept ``RECOVERY_WINDOW_S``); the first to take a
+    Redis key recovers, and the others do not. The set is read after the ping, which waits a
+    second for replies, so a worker that answered the ping because it started a moment earlier
+    has noted itself by then and is not mistaken for a live pool.
     """
     import redis
     from django.conf import settings
 
     client = redis.Redis.from_url(settings.REDIS_URL)
     try:
+        with client.pipeline() as pipeline:
+            pipeline.sadd(STARTING_KEY, hostname).expire(STARTING_KEY, RECOVERY_WINDOW_S).execute()
         if not client.set(RECOVERY_KEY, hostname, nx=True, ex=RECOVERY_WINDOW_S):
             holder = client.get(RECOVERY_KEY)
             logger.info("%s: %s started recovery moments ago; not recovering again", hostname,
                         holder.decode() if holder else "another worker")
             return False
+        alive = {name for reply in app.control.ping(timeout=1.0) for name in reply}
+        starting = {name.decode() for name in client.smembers(STARTING_KEY)}
     finally:
         client.close()
-    others = sorted(name for reply in app.control.ping(timeout=1.0) for name in reply if name != hostname)
+    others = sorted(alive - starting - {hostname})
     if others:
         logger.info("%s: other workers are alive (%s); their work in progress is theirs, nothing re-queued",
                     hostname, ", ".join(others))

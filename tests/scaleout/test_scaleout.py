@@ -308,9 +308,9 @@ def test_a_worker_joining_a_live_pool_re_queues_nothing(stack, signed_in):
         time.sleep(0.2)
     attempts = {document_id: attempt_of(stack, document_id) for document_id in documents}
 
-    # Past the start-up window (the Redis key), a new worker asks who is alive and finds the pool.
+    # Past the start-up window (the Redis keys), a new worker asks who is alive and finds the pool.
     subprocess.run([str(PYTHON), "-c", f"import redis; redis.Redis.from_url({stack.redis_url!r}).delete("
-                    "'trellis:jobs:recovery')"], check=True, timeout=30)
+                    "'trellis:jobs:recovery', 'trellis:jobs:starting')"], check=True, timeout=30)
     joined = stack.add_worker()
     lines = [line for line in worker_log_lines(stack, joined) if "alive" in line or "first worker up" in line]
     assert len(lines) == 1 and "other workers are alive" in lines[0], lines
