@@ -35,7 +35,6 @@ from rag.core import TrellisError, readable_error
 from rag.core.i18n import gettext_noop
 from rag.core.tree import iter_nodes
 from rag.strategies import Strategy
-from rag.strategies.synthesizer import estimate_tokens
 from rag.strategies.traces import agentic_rounds
 
 from .models import Conversation, Message, Run, RunEvent, Trace
@@ -185,7 +184,8 @@ def _input_limit(synthesizer: Any) -> int:
 def _prompt_tokens(synthesizer: Any, question: str, history: list[dict[str, str]]) -> int:
     """The tokens of the prompt ``synthesizer`` writes for ``question`` before any passage."""
     prepared = synthesizer.prepare(question, [], history)
-    return sum(estimate_tokens(message["content"]) + MESSAGE_OVERHEAD_TOKENS for message in prepared.messages)
+    count = synthesizer.llm.count_tokens
+    return sum(count(message["content"]) + MESSAGE_OVERHEAD_TOKENS for message in prepared.messages)
 
 
 def question_fit(*, pipeline: Pipeline, question: str, history: list[dict[str, str]]) -> list[dict[str, str]]:

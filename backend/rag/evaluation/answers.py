@@ -185,6 +185,11 @@ def answer_contains(prediction: str, references: Sequence[str], language: str | 
 CONCISE_WORDS = 40
 CONCISE_CJK_CHARACTERS = 80
 COPIED_SPAN_WORDS = 25
+COPIED_SPAN_CJK_CHARACTERS = 50
+"""A Chinese answer copies a passage when it repeats more than this many consecutive
+ideographs of it: 25 words at the two characters a word that the concise limit (40 words, 80
+characters) takes. At one ideograph a word, a one-sentence answer restating its passage's
+sentence ("約什·諾曼完成了四次抄截，其中兩次被判達陣", 37 characters) counted as a pasted passage."""
 
 
 def answer_length(text: str) -> tuple[int, str]:
@@ -220,8 +225,10 @@ def longest_shared_span(answer: str, passages: Sequence[str], language: str | No
 
 
 def verbatim_copy(answer: str, passages: Sequence[str], language: str | None = None) -> float:
-    """1.0 when the answer repeats more than 25 consecutive tokens of a passage it was given."""
-    return float(longest_shared_span(answer, passages, language) > COPIED_SPAN_WORDS)
+    """1.0 when the answer repeats more than 25 consecutive words of a passage it was given, or,
+    for a CJK answer, more than 50 consecutive characters."""
+    limit = COPIED_SPAN_CJK_CHARACTERS if answer_length(answer)[1] == "characters" else COPIED_SPAN_WORDS
+    return float(longest_shared_span(answer, passages, language) > limit)
 
 
 def citation_precision(cited_corpus_ids: Sequence[str | None], judgements: Mapping[str, int]) -> float | None:

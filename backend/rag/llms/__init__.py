@@ -1,6 +1,15 @@
 """Language models: OpenAI-compatible servers and the local llama.cpp model."""
 
-from .base import LLM, Attempt, FunctionCallError, LLMError, Message, parse_arguments, schema_problems
+from .base import (
+    LLM,
+    Attempt,
+    FunctionCallError,
+    LLMError,
+    Message,
+    estimate_tokens,
+    parse_arguments,
+    schema_problems,
+)
 from .local import ANSWER_MODEL, LocalLLM
 from .openai_compatible import OpenAICompatibleLLM
 
@@ -22,6 +31,7 @@ __all__ = [
     "LocalLLM",
     "Message",
     "OpenAICompatibleLLM",
+    "estimate_tokens",
     "parse_arguments",
     "schema_problems",
 ]

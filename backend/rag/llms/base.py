@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -17,6 +18,14 @@ Message = dict[str, str]
 """``{"role": "system" | "user" | "assistant", "content": "..."}``"""
 
 _FENCED = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef]")
+
+
+def estimate_tokens(text: str) -> int:
+    """A model-independent token estimate: a CJK character is about one token, other text
+    about four characters per token (BPE tokenizers' usual rate), rounded up."""
+    cjk = len(_CJK.findall(text))
+    return cjk + math.ceil((len(text) - cjk) / 4)
 
 
 class LLMError(TrellisError):
@@ -156,6 +165,15 @@ class LLM(ConfigObject[LLMParamsT]):
         Hosted models whose window is unknown give only ``answer_tokens``."""
         max_tokens = getattr(self.params, "max_tokens", None)
         return {"answer_tokens": max_tokens} if isinstance(max_tokens, int) else {}
+
+    def count_tokens(self, text: str) -> int:
+        """The tokens ``text`` takes in this model's prompt; without the model's tokenizer, an
+        estimate (``estimate_tokens``)."""
+        return estimate_tokens(text)
+
+    def tokens_counted_by(self) -> str:
+        """How ``count_tokens`` counts now, for the trace."""
+        return "estimate: CJK characters + other characters / 4"
 
     def _count(self) -> None:
         recorder = current_recorder()

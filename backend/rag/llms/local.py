@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+import http.client
+import json
+import logging
 import os
 import queue
 import secrets
@@ -11,14 +15,15 @@ from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from rag.core import ml, param, register
 
 from . import local_models
-from .base import LLM, LLMError, Message, json_only_instruction
+from .base import LLM, LLMError, Message, estimate_tokens, json_only_instruction
 from .params import LLMParams
 
-_servers: dict[tuple[str, int, int], Any] = {}
+logger = logging.getLogger(__name__)
 _servers_lock = threading.Lock()
 _END = object()
 ANSWER_MODEL = "qwen2.5-1.5b-instruct"
@@ -59,11 +64,52 @@ _reading_speeds: dict[tuple[str, int], ReadingSpeed] = {}
 _reading_speeds_lock = threading.Lock()  # not the servers' lock, which is held while a model loads
 
 
-def _server(path: Path, context: int, threads: int) -> Any:
+class _Loaded:
+    """A model llama.cpp has loaded: its in-process server, and the model's own tokenizer, which
+    that server also offers on a loopback port (behind a random key that keeps other local users
+    out)."""
+
+    def __init__(self, server: Any, api_key: str) -> None:
+        self.server = server
+        address = urlsplit(server.listening_address)
+        self._host, self._port = address.hostname or "127.0.0.1", address.port
+        self._headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"}
+        self._connections = threading.local()  # one kept-alive connection per thread
+        # The instructions, the examples and a passage asked about again are counted once.
+        self.count_tokens = functools.lru_cache(maxsize=8192)(self._count_tokens)
+
+    def _count_tokens(self, text: str) -> int:
+        body = json.dumps({"content": text}).encode()
+        for attempt in range(2):  # the kept-alive connection may have been closed by the server
+            connection = getattr(self._connections, "value", None)
+            if connection is None:
+                connection = self._connections.value = http.client.HTTPConnection(self._host, self._port, timeout=10)
+            try:
+                connection.request("POST", "/tokenize", body, self._headers)
+                response = connection.getresponse()
+                payload = response.read()
+            except (OSError, http.client.HTTPException):
+                connection.close()
+                self._connections.value = None
+                if attempt:
+                    raise
+                continue
+            if response.status != 200:
+                raise LLMError(f"the local model's tokenizer answered HTTP {response.status}")
+            return len(json.loads(payload)["tokens"])
+        raise AssertionError("unreachable")
+
+
+_loaded: dict[tuple[str, int, int], _Loaded] = {}
+_tokenizers: dict[str, _Loaded] = {}
+"""A loaded server per packaged model name or GGUF path, for its tokenizer."""
+
+
+def _server(path: Path, context: int, threads: int) -> _Loaded:
     """One llama.cpp server per model file and settings, shared by the whole process."""
     key = (str(path), context, threads)
     with _servers_lock:
-        if key not in _servers:
+        if key not in _loaded:
             import xllamacpp
 
             settings = xllamacpp.CommonParams()
@@ -74,13 +120,13 @@ def _server(path: Path, context: int, threads: int) -> Any:
             settings.cpuparams.n_threads = threads
             settings.cpuparams_batch.n_threads = threads
             settings.verbosity = -1
-            # The server also listens on a loopback port; a random key keeps other local users out.
-            settings.api_keys = [secrets.token_urlsafe(24)]
+            api_key = secrets.token_urlsafe(24)
+            settings.api_keys = [api_key]
             try:
-                _servers[key] = xllamacpp.Server(settings)
+                _loaded[key] = _Loaded(xllamacpp.Server(settings), api_key)
             except Exception as exc:
                 raise LLMError(f"llama.cpp could not load {path.name}: {exc}") from None
-        return _servers[key]
+        return _loaded[key]
 
 
 def available_cores() -> int:
@@ -220,8 +266,13 @@ class LocalLLM(LLM["LocalLLM.Params"]):
     def init_model(self) -> None:
         self._engine()
 
-    def _engine(self) -> Any:
-        return _server(self._path(), self.params.context_tokens, self.params.threads or available_cores())
+    def _engine(self) -> _Loaded:
+        loaded = _server(self._path(), self.params.context_tokens, self.params.threads or available_cores())
+        _tokenizers.setdefault(self._model_identity(), loaded)
+        return loaded
+
+    def _model_identity(self) -> str:
+        return self.params.gguf_path or self.params.model
 
     def reading_speed(self) -> ReadingSpeed:
         """The reading speed of this model with these threads, shared by every instance."""
@@ -241,6 +292,27 @@ class LocalLLM(LLM["LocalLLM.Params"]):
         reading = max(int(speed * seconds), ReadingSpeed.SHORTEST_TIMED_READ)
         return {**limits, "reading_tokens": reading, "reading_tokens_per_s": round(speed)}
 
+    def _loaded(self) -> _Loaded | None:
+        """This model as llama.cpp already holds it (with any window or threads), without loading
+        it: counting a question's tokens must not wait for a model to load."""
+        return _tokenizers.get(self._model_identity())
+
+    def tokens_counted_by(self) -> str:
+        return "the model's tokenizer" if self._loaded() is not None else super().tokens_counted_by()
+
+    def count_tokens(self, text: str) -> int:
+        """The tokens ``text`` takes in this model's prompt, by its own tokenizer once the model is
+        loaded (an estimate before: it counts a Chinese character as one token, where Qwen's
+        tokenizer takes about 0.8)."""
+        loaded = self._loaded()
+        if loaded is None or not text:
+            return estimate_tokens(text)
+        try:
+            return loaded.count_tokens(text)
+        except Exception:
+            logger.warning("the local model's tokenizer failed; estimating the tokens instead", exc_info=True)
+            return estimate_tokens(text)
+
     def prefill(self, messages: list[Message]) -> dict[str, float]:
         """Read ``messages`` without answering them (one token is generated), so that a later
         prompt starting the same way reads only what follows; llama.cpp's timings come back
@@ -255,7 +327,7 @@ class LocalLLM(LLM["LocalLLM.Params"]):
                 "temperature": self.params.temperature, "cache_prompt": True, **options}
 
     def _completion(self, request: dict[str, Any]) -> dict[str, Any]:
-        response = self._engine().handle_chat_completions(request)
+        response = self._engine().server.handle_chat_completions(request)
         if not isinstance(response, dict) or "choices" not in response:
             detail = response.get("error", response) if isinstance(response, dict) else response
             raise LLMError(f"the local model failed: {detail}")
@@ -286,7 +358,8 @@ class LocalLLM(LLM["LocalLLM.Params"]):
 
         def produce() -> None:
             try:
-                engine.handle_chat_completions(self._request(messages, stream=True, max_tokens=max_tokens), receive)
+                engine.server.handle_chat_completions(self._request(messages, stream=True, max_tokens=max_tokens),
+                                                      receive)
             except Exception as exc:
                 deltas.put(LLMError(f"the local model failed: {exc}"))
             finally:

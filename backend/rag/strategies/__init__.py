@@ -5,7 +5,7 @@ from .crag import CRAG
 from .map_reduce import MapReduceRAG
 from .naive import NaiveRAG
 from .routed import NO_MATCH, RouteBranch, RoutedStrategy
-from .synthesizer import ResponseSynthesizer, detect_language, estimate_tokens
+from .synthesizer import ResponseSynthesizer, detect_language
 
 __all__ = [
     "CRAG",
@@ -20,5 +20,4 @@ __all__ = [
     "Strategy",
     "StrategyError",
     "detect_language",
-    "estimate_tokens",
 ]

@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from rag.llms import estimate_tokens
 from rag.retrievers import Hit
 
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef]")
 _IDEOGRAPH = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _WORD = re.compile(r"[^\W_]+")
 # A sentence ends at . ! ? (followed by a space), at their CJK forms, or at a line break.
@@ -40,13 +40,6 @@ the one sentence sharing the most words with the question, which often is not th
 answers it. A smaller budget goes to fewer passages, the best first (on XQuAD-es, with ~100
 tokens for passages, the answer was in what one passage kept for 91% of questions, and in what
 three kept for 82%)."""
-
-
-def estimate_tokens(text: str) -> int:
-    """A model-independent token estimate: a CJK character is about one token, other text
-    about four characters per token (BPE tokenizers' usual rate), rounded up."""
-    cjk = len(_CJK.findall(text))
-    return cjk + math.ceil((len(text) - cjk) / 4)
 
 
 @dataclass
@@ -169,11 +162,12 @@ def _scores(sentences: list[str], terms: set[str]) -> list[float]:
     return [sum(weight for term, weight in weights.items() if held[term][index]) for index in range(len(sentences))]
 
 
-def focus(text: str, question: str, room: int, *, clip: bool = False) -> str:
+def focus(text: str, question: str, room: int, *, clip: bool = False,
+          count: Callable[[str], int] = estimate_tokens) -> str:
     """The consecutive sentences of ``text`` around the one sharing the most terms with
-    ``question``, as many as fit in ``room`` tokens (the next sentence chosen on the side that
-    matches more, after it on a tie); "" when not even that sentence fits, unless ``clip``: then
-    as much of that sentence as fits, from its start."""
+    ``question``, as many as fit in ``room`` tokens (counted by ``count``; the next sentence
+    chosen on the side that matches more, after it on a tie); "" when not even that
+    sentence fits, unless ``clip``: then as much of that sentence as fits, from its start."""
     bounds = _sentences(text)
     terms = question_terms(question)
     scores = _scores([text[start:end] for start, end in bounds], terms)
@@ -181,13 +175,13 @@ def focus(text: str, question: str, room: int, *, clip: bool = False) -> str:
     low = high = best
 
     def cost(first: int, last: int) -> int:
-        return estimate_tokens(text[bounds[first][0]:bounds[last][1]])
+        return count(text[bounds[first][0]:bounds[last][1]])
 
     if cost(low, high) > room:
         if not clip:
             return ""
         sentence = text[bounds[best][0]:bounds[best][1]]
-        while sentence and estimate_tokens(sentence) > room:
+        while sentence and count(sentence) > room:
             sentence = sentence[: int(len(sentence) * 0.9)]
         return sentence.strip()
     while True:
@@ -202,10 +196,16 @@ def focus(text: str, question: str, room: int, *, clip: bool = False) -> str:
     return text[bounds[low][0]:bounds[high][1]].strip()
 
 
-def fit(hits: Sequence[Hit], question: str, budget: int, cost_of: Any) -> Selection:
-    """``hits`` within ``budget`` tokens, each passage costing ``cost_of(text)``: shares by rank
-    (``SHARES``) for as many passages as the budget gives ``PASSAGE_FLOOR_TOKENS`` each, unused
-    share passing on (to the passages after those too), long passages focused on the question."""
+def fit(hits: Sequence[Hit], question: str, budget: int, count: Callable[[str], int] = estimate_tokens,
+        overhead: int = 0) -> Selection:
+    """``hits`` within ``budget`` tokens, each passage costing its ``count`` plus ``overhead``
+    (its number and separator): shares by rank (``SHARES``) for as many passages as the budget
+    gives ``PASSAGE_FLOOR_TOKENS`` each, unused share passing on (to the passages after those
+    too), long passages focused on the question."""
+
+    def cost_of(passage: str) -> int:
+        return count(passage) + overhead
+
     selection = Selection([])
     sharing = max(1, min(len(hits), budget // PASSAGE_FLOOR_TOKENS))
     shares = list(SHARES[:sharing]) + [SHARES[-1]] * max(0, sharing - len(SHARES))
@@ -223,14 +223,14 @@ def fit(hits: Sequence[Hit], question: str, budget: int, cost_of: Any) -> Select
             left -= whole
             carried = room - whole
             continue
-        text = focus(hit.chunk.text, question, room - cost_of(""))
+        text = focus(hit.chunk.text, question, room - overhead, count=count)
         if not text and room < left:
             # A better passage comes first: one sentence of it may take the lower passages' shares.
-            text = focus(hit.chunk.text, question, left - cost_of(""), clip=not selection.hits)
+            text = focus(hit.chunk.text, question, left - overhead, clip=not selection.hits, count=count)
             room = max(room, cost_of(text)) if text else room
         elif not text and not selection.hits:
             # The model never gets nothing: the best passage's best sentence, cut to the room.
-            text = focus(hit.chunk.text, question, room - cost_of(""), clip=True)
+            text = focus(hit.chunk.text, question, room - overhead, clip=True, count=count)
         if text and cost_of(text) <= room:
             selection.hits.append(_with_text(hit, text))
             selection.trimmed.append({"chunk_id": hit.chunk.id, "reason": "budget",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -17,7 +17,7 @@ from rag.llms import (
 from rag.retrievers import Hit
 
 from .answer_prompts import INSTRUCTIONS, LANGUAGES, detect_language, example_turns, user_message
-from .context import distinct, estimate_tokens, fit
+from .context import distinct, fit
 
 Language = Literal["en", "es", "zh-Hant", "zh-Hans"]
 
@@ -40,8 +40,12 @@ def _cramped(rooms: dict[str, int], limits: dict[str, int], names: Sequence[str]
     return any(rooms[name] < floor(name) for name in names)
 
 
-def _prefix_tokens(system: str, examples: list[dict[str, str]]) -> int:
-    return estimate_tokens(system) + sum(estimate_tokens(turn["content"]) + 4 for turn in examples) + 4
+PASSAGE_OVERHEAD_TOKENS = 6
+"""A passage's number and separator in the prompt."""
+
+
+def _prefix_tokens(count: Callable[[str], int], system: str, examples: list[dict[str, str]]) -> int:
+    return count(system) + sum(count(turn["content"]) + 4 for turn in examples) + 4
 
 
 @dataclass
@@ -192,9 +196,11 @@ class ResponseSynthesizer(ConfigObject["ResponseSynthesizer.Params"]):
         limits = self.llm.input_limits()
         examples = [] if self.params.instructions else example_turns(language)
 
+        count = self.llm.count_tokens
+
         def new_tokens() -> int:
-            return sum(estimate_tokens(turn["content"]) + 4 for turn in turns) \
-                + estimate_tokens(user_message(language, question, [])) + 8
+            return sum(count(turn["content"]) + 4 for turn in turns) \
+                + count(user_message(language, question, [])) + 8
 
         new = new_tokens()
         rooms = self._rooms(limits, system, examples, new)
@@ -208,19 +214,19 @@ class ResponseSynthesizer(ConfigObject["ResponseSynthesizer.Params"]):
             turns = turns[2:]
             new = new_tokens()
             rooms = self._rooms(limits, system, examples, new)
-        prefix = _prefix_tokens(system, examples)
+        prefix = _prefix_tokens(count, system, examples)
         limited_by = min(rooms, key=rooms.__getitem__)
         room = max(rooms[limited_by], 0)
 
         unique = distinct(hits)
         candidates = unique.hits[: self.params.max_passages]
         over_limit = [hit.chunk.id for hit in unique.hits[self.params.max_passages:]]
-        fitted = fit(candidates, question, room, lambda passage: estimate_tokens(passage) + 6)
+        fitted = fit(candidates, question, room, count, PASSAGE_OVERHEAD_TOKENS)
         sent = fitted.hits
         passages = [hit.chunk.text for hit in sent]
         messages = [{"role": "system", "content": system}, *examples, *turns,
                     {"role": "user", "content": user_message(language, question, passages)}]
-        passage_tokens = sum(estimate_tokens(passage) + 6 for passage in passages)
+        passage_tokens = sum(count(passage) + PASSAGE_OVERHEAD_TOKENS for passage in passages)
         cut = [entry for entry in fitted.trimmed if entry["reason"] == "budget"]
         account = {
             "max_input_tokens": self.params.max_input_tokens,
@@ -237,7 +243,7 @@ class ResponseSynthesizer(ConfigObject["ResponseSynthesizer.Params"]):
             "duplicates": unique.duplicates,
             "trimmed": unique.trimmed + fitted.trimmed,
             "truncated": cut[0]["chunk_id"] if cut else None,
-            "estimate": "CJK characters + other characters / 4",
+            "tokens_counted_by": self.llm.tokens_counted_by(),
         }
         dropped_ids = {*fitted.dropped, *over_limit}
         dropped = [hit for hit in unique.hits if hit.chunk.id in dropped_ids]
@@ -247,7 +253,7 @@ class ResponseSynthesizer(ConfigObject["ResponseSynthesizer.Params"]):
         """The tokens left for passages under each limit: the synthesizer's own, the model's
         window (less its answer), and the model's reading budget (new tokens only: the
         instructions and examples are the same every time and cached)."""
-        prefix = _prefix_tokens(system, examples)
+        prefix = _prefix_tokens(self.llm.count_tokens, system, examples)
         rooms = {"max_input_tokens": self.params.max_input_tokens - prefix - new}
         if limits.get("context_tokens"):
             answer = min(limits.get("answer_tokens", self.params.max_answer_tokens), self.params.max_answer_tokens)

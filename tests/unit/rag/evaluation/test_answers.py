@@ -180,7 +180,13 @@ def test_an_answer_that_repeats_more_than_25_words_of_a_passage_copies_it():
     assert verbatim_copy("They gave up 308 points, sixth in the league [1].", [PASSAGE], "en") == 0.0
 
 
-def test_a_chinese_copy_is_counted_by_characters():
-    passage = "黑豹隊的防守只失了三百零八分，在聯盟中排名第六，同時以二十四次抄截領先全聯盟，並有四名球員入選職業盃。"
-    assert verbatim_copy(passage[:30], [passage], "zh-Hant") == 1.0  # 28 ideographs, 2 commas
+def test_a_chinese_copy_is_counted_by_characters_two_to_a_word():
+    passage = ("黑豹隊的防守只失了三百零八分，在聯盟中排名第六，同時以二十四次抄截領先全聯盟，並有四名球員入選職業盃。"
+               "防守截鋒卡萬·肖特以十一次擒殺領先全隊，另有三次迫使掉球。")
+    assert longest_shared_span(passage[:55], [passage], "zh-Hant") == 51  # 51 ideographs, 4 marks
+    assert verbatim_copy(passage[:55], [passage], "zh-Hant") == 1.0
+    assert verbatim_copy(passage[:54], [passage], "zh-Hant") == 0.0  # 50
+    # One sentence restating its passage's sentence is an answer, not a pasted passage.
+    assert longest_shared_span(passage[:30], [passage], "zh-Hant") == 28
+    assert verbatim_copy(passage[:30] + "[1]", [passage], "zh-Hant") == 0.0
     assert verbatim_copy("防守只失了三百零八分。", [passage], "zh-Hant") == 0.0

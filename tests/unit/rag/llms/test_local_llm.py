@@ -159,3 +159,24 @@ def test_the_reading_budget_follows_the_speed_the_model_was_timed_reading_at_str
     limits = smollm.input_limits()
     assert limits["reading_tokens_per_s"] == round(smollm.reading_speed().tokens_per_second())
     assert limits["reading_tokens"] == int(smollm.reading_speed().tokens_per_second() * (4.0 - 0.5))
+
+
+def test_the_synthesizer_counts_what_the_model_reads_with_the_models_own_tokenizer(smollm):
+    from rag.documents.models import Chunk
+    from rag.llms import estimate_tokens
+    from rag.retrievers import Hit
+    from rag.strategies import ResponseSynthesizer
+
+    passage = ("黑豹隊的防守只丟了308分，在聯盟中排名第六，同時也以24次抄截領先國家美式足球聯盟，並且四次入選職業盃。"
+               "防守截鋒卡萬·肖特以11次擒殺領先全隊。")
+    assert smollm.tokens_counted_by() == "the model's tokenizer"  # loaded by the fixture
+    assert smollm.count_tokens(passage) != estimate_tokens(passage)
+    synthesizer = ResponseSynthesizer(llm=smollm)
+    synthesizer.warm(["zh-Hant"])
+    prepared = synthesizer.prepare("黑豹隊的防守丟了多少分？", [Hit(Chunk(1, 1, 0, passage), 1.0)])
+    assert prepared.sent and prepared.sent[0].chunk.text == passage
+    assert prepared.budget["tokens_counted_by"] == "the model's tokenizer"
+    read = smollm.prefill(prepared.messages)["prompt_n"]
+    # What the budget counted as new (question, passage, their framing) is what the model read;
+    # the framing's allowance errs a few tokens high. (The estimate would count ~70 tokens short.)
+    assert read <= prepared.budget["new_tokens"] <= read + 20, (prepared.budget["new_tokens"], read)

@@ -7,13 +7,13 @@ import pytest
 from rag.documents.chunkers import RecursiveCharacterChunker
 from rag.documents.models import Chunk
 from rag.documents.parsers.base import Section
-from rag.llms import LocalLLM, OpenAICompatibleLLM
+from rag.llms import LocalLLM, OpenAICompatibleLLM, estimate_tokens
 from rag.retrievers import Hit
 from rag.retrievers.composite import EnsembleRetriever
 from rag.retrievers.sparse import BM25Retriever
 from rag.strategies import NaiveRAG, ResponseSynthesizer, detect_language
 from rag.strategies.answer_prompts import EXAMPLES, INSTRUCTIONS
-from rag.strategies.context import PASSAGE_FLOOR_TOKENS, SHARES, distinct, estimate_tokens, fit, focus
+from rag.strategies.context import PASSAGE_FLOOR_TOKENS, SHARES, distinct, fit, focus
 from rag.strategies.synthesizer import MIN_READING_ROOM
 from tests.support.scripted_openai import chat_stream
 

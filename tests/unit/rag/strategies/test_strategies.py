@@ -2,7 +2,7 @@
 
 import pytest
 
-from rag.llms import OpenAICompatibleLLM
+from rag.llms import OpenAICompatibleLLM, estimate_tokens
 from rag.retrievers import Hit
 from rag.retrievers.sparse import BM25Retriever
 from rag.strategies import (
@@ -13,7 +13,6 @@ from rag.strategies import (
     ResponseSynthesizer,
     RoutedStrategy,
     StrategyError,
-    estimate_tokens,
 )
 from rag.strategies.routed import RouteBranch
 from tests.support.scripted_openai import ScriptedError, chat_response, chat_stream
