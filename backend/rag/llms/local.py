@@ -79,28 +79,26 @@ class _Loaded:
         self.count_tokens = functools.lru_cache(maxsize=8192)(self._count_tokens)
 
     def _count_tokens(self, text: str) -> int:
-        body = json.dumps({"content": text}).encode()
-        for attempt in range(2):  # the kept-alive connection may have been closed by the server
-            connection = getattr(self._connections, "value", None)
-            if connection is None:
-                connection = self._connections.value = http.client.HTTPConnection(self._host, self._port, timeout=10)
-            try:
-                connection.request("POST", "/tokenize", body, self._headers)
-                response = connection.getresponse()
-                payload = response.read()
-            except (OSError, http.client.HTTPException):
-                connection.close()
-                self._connections.value = None
-                if attempt:
-                    raise
-                continue
-            if response.status != 200:
-                raise LLMError(f"the local model's tokenizer answered HTTP {response.status}")
-            return len(json.loads(payload)["tokens"])
-        raise AssertionError("unreachable")
+        try:
+            return self._tokenize(text)
+        except (OSError, http.client.HTTPException):
+            # The server may have closed a kept-alive connection: once more, on a new one.
+            self._connections.value = None
+            return self._tokenize(text)
+
+    def _tokenize(self, text: str) -> int:
+        connection = getattr(self._connections, "value", None)
+        if connection is None:
+            connection = self._connections.value = http.client.HTTPConnection(self._host, self._port, timeout=10)
+        connection.request("POST", "/tokenize", json.dumps({"content": text}).encode(), self._headers)
+        response = connection.getresponse()
+        payload = response.read()
+        if response.status != 200:
+            raise LLMError(f"the local model's tokenizer answered HTTP {response.status}")
+        return len(json.loads(payload)["tokens"])
 
 
-_loaded: dict[tuple[str, int, int], _Loaded] = {}
+_servers: dict[tuple[str, int, int], _Loaded] = {}
 _tokenizers: dict[str, _Loaded] = {}
 """A loaded server per packaged model name or GGUF path, for its tokenizer."""
 
@@ -109,7 +107,7 @@ def _server(path: Path, context: int, threads: int) -> _Loaded:
     """One llama.cpp server per model file and settings, shared by the whole process."""
     key = (str(path), context, threads)
     with _servers_lock:
-        if key not in _loaded:
+        if key not in _servers:
             import xllamacpp
 
             settings = xllamacpp.CommonParams()
@@ -123,10 +121,10 @@ def _server(path: Path, context: int, threads: int) -> _Loaded:
             api_key = secrets.token_urlsafe(24)
             settings.api_keys = [api_key]
             try:
-                _loaded[key] = _Loaded(xllamacpp.Server(settings), api_key)
+                _servers[key] = _Loaded(xllamacpp.Server(settings), api_key)
             except Exception as exc:
                 raise LLMError(f"llama.cpp could not load {path.name}: {exc}") from None
-        return _loaded[key]
+        return _servers[key]
 
 
 def available_cores() -> int:
@@ -292,19 +290,19 @@ class LocalLLM(LLM["LocalLLM.Params"]):
         reading = max(int(speed * seconds), ReadingSpeed.SHORTEST_TIMED_READ)
         return {**limits, "reading_tokens": reading, "reading_tokens_per_s": round(speed)}
 
-    def _loaded(self) -> _Loaded | None:
+    def _already_loaded(self) -> _Loaded | None:
         """This model as llama.cpp already holds it (with any window or threads), without loading
         it: counting a question's tokens must not wait for a model to load."""
         return _tokenizers.get(self._model_identity())
 
     def tokens_counted_by(self) -> str:
-        return "the model's tokenizer" if self._loaded() is not None else super().tokens_counted_by()
+        return "the model's tokenizer" if self._already_loaded() is not None else super().tokens_counted_by()
 
     def count_tokens(self, text: str) -> int:
         """The tokens ``text`` takes in this model's prompt, by its own tokenizer once the model is
         loaded (an estimate before: it counts a Chinese character as one token, where Qwen's
         tokenizer takes about 0.8)."""
-        loaded = self._loaded()
+        loaded = self._already_loaded()
         if loaded is None or not text:
             return estimate_tokens(text)
         try:
