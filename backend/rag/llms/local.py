@@ -28,9 +28,9 @@ _servers_lock = threading.Lock()
 _END = object()
 ANSWER_MODEL = "qwen2.5-1.5b-instruct"
 """The packaged model that writes answers by default. On 100 XQuAD-es and -zh questions it gave
-a short answer holding the reference about twice as often as the 0.5B and copied a passage
-for 0-3% of them (the 0.5B 12-28%), with its first word within 4 s on two idle cores that read
-it at ~50 tokens a second (bench/answers.py, bench/README.md)."""
+a short answer holding the reference 0.80/0.70 of the time (the 0.5B 0.29/0.35) and copied a
+passage for 1% of them (the 0.5B 5%), with its first word at a p50 of 1.7 s on two idle cores
+that read it at ~50 tokens a second (bench/answers.py, bench/README.md)."""
 FIRST_TOKEN_HEADROOM_S = 0.5
 """Of the time to the first word, what retrieval and the first generated token take: the rest is
 left for reading the prompt."""
