@@ -83,6 +83,7 @@ class _Loaded:
             return self._tokenize(text)
         except (OSError, http.client.HTTPException):
             # The server may have closed a kept-alive connection: once more, on a new one.
+            self._connections.value.close()
             self._connections.value = None
             return self._tokenize(text)
 

