@@ -5,7 +5,7 @@ Run from the repository root::
 
     .venv/bin/python bench/quality.py [--datasets scifact,cranfield,...] [--llm-queries 10]
                                       [--agentic-queries 50] [--llm-datasets scifact,cranfield]
-                                      [--llm-presets agentic,hybrid-llm-rerank] [--budget-min 60]
+                                      [--llm-presets agentic,hybrid-llm-rerank] [--budget-min 100]
                                       [--output bench/quality.md] [--no-cache]
 
 Every dataset folder of the shared datasets folder (``rag.locations.datasets_dir``) is read in place
@@ -20,8 +20,9 @@ for Spanish and Chinese (the knowledge-base defaults); document vectors are cach
 * **rank-bm25**: ``BM25Okapi`` (k1 1.5, b 0.75) over lower-cased ``\\w+`` tokens, Chinese split
   into single characters — the datasets' README baseline, computed again in this run.
 * **keyword / semantic / hybrid**: every judged query.
-* **hybrid before**: the Hybrid preset until 2026-12-02 (RRF over each child's top 20), beside
-  today's, with a paired test and the difference on each half of the queries.
+* **hybrid before**: the Hybrid preset until 2026-12-03 (its BM25 child counting words as written),
+  beside today's (the BM25 child stems in the knowledge base's language), with a paired test and the
+  difference on each half of the queries.
 * **LLM presets** (``agentic``, ``hybrid-llm-rerank``; the packaged Qwen2.5 0.5B through
   llama.cpp), on ``--llm-datasets`` (SciFact and Cranfield): the first ``--agentic-queries`` (50)
   queries for the agentic tree and ``--llm-queries`` (10) for the re-ranker, fewer when the
@@ -65,12 +66,12 @@ from rag.evaluation import (  # noqa: E402
 from rag.evaluation.metrics import mean  # noqa: E402
 
 FAST_PRESETS = ("keyword", "semantic", "hybrid")
-BEFORE = "hybrid before (RRF, top 20 each)"
-"""The Hybrid preset until 2026-12-02: RRF (k 60) over BM25 and dense, each child's top 20."""
+BEFORE = "hybrid before (BM25 words as written)"
+"""The Hybrid preset until 2026-12-03: the same fusion, its BM25 child not stemming."""
 BEFORE_TREE = {"component": "EnsembleRetriever", "params": {
-    "fusion": "rrf", "rrf_k": 60, "top_k": 100,
-    "children": [{"component": "BM25Retriever", "params": {"top_k": 20}},
-                 {"component": "DenseEmbeddingRetriever", "params": {"top_k": 20}}]}}
+    "fusion": "weighted", "top_k": 10,
+    "children": [{"component": "BM25Retriever", "params": {"top_k": 100}},
+                 {"component": "DenseEmbeddingRetriever", "params": {"top_k": 100}}]}}
 PUBLISHED = {"scifact": [("BEIR paper: BM25 (Elasticsearch)", 0.665),
                          ("BEIR paper: BM25 + ms-marco-MiniLM-L-6-v2", 0.688)]}
 CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "trellis-bench"
@@ -177,7 +178,7 @@ def main() -> int:
     parser.add_argument("--llm-datasets", default="scifact,cranfield",
                         help="datasets the LLM presets run on (comma-separated; empty: every one)")
     parser.add_argument("--llm-presets", default="agentic,hybrid-llm-rerank")
-    parser.add_argument("--budget-min", type=float, default=60.0,
+    parser.add_argument("--budget-min", type=float, default=100.0,
                         help="wall-time budget; the LLM presets share what is left of it when they start")
     parser.add_argument("--output", type=Path, default=ROOT / "bench" / "quality.md")
     parser.add_argument("--no-cache", action="store_true", help="embed every corpus again")
@@ -209,10 +210,9 @@ def main() -> int:
             rows.append(from_pipeline(result))
             print(f"  {preset:10} nDCG@10 {result['metrics']['ndcg@10']:.3f} "
                   f"({time.perf_counter() - started:.0f} s)", flush=True)
-        # As it ran in the product: its children's own top 20, not deepened to 100.
         before = evaluate_pipeline(dataset.limited(args.limit), PipelineSpec(BEFORE, strategy_config(BEFORE_TREE)),
-                                   corpus, options=RunOptions(depth=None, resamples=1000))
-        rows.append(from_pipeline(before, notes="fuses at most 40 documents"))
+                                   corpus, options=RunOptions(depth=100, resamples=1000))
+        rows.append(from_pipeline(before))
         hybrid_row = next(row for row in rows if row.get("name") == "hybrid")
         hybrid_row["notes"] = against_before(results["hybrid"], before)
         print(f"  {'before':10} nDCG@10 {before['metrics']['ndcg@10']:.3f}; hybrid {hybrid_row['notes']}", flush=True)
@@ -266,15 +266,16 @@ def main() -> int:
         "Every judged query of each dataset (`qrels/test.tsv`), each corpus document one chunk, 100 results "
         "asked of each retriever; nDCG@10 with graded gains and its 95% bootstrap CI (1,000 resamples, seed 0); "
         "latency per query through `retrieve` (rank-bm25: `get_scores` + sort). Dense retrieval uses "
-        "all-MiniLM-L6-v2 for the English datasets and multilingual-e5-small for XQuAD es/zh; BM25 presets use "
-        "the default `BagOfWordsConverter` (Chinese segmented with jieba). LLM presets run the packaged Qwen2.5 "
+        "all-MiniLM-L6-v2 for the English datasets and multilingual-e5-small for XQuAD es/zh; the keyword preset "
+        "uses the default `BagOfWordsConverter` (words as written, Chinese segmented with jieba), and the hybrid "
+        "preset's BM25 child stems in the dataset's language (Snowball English, or Spanish for XQuAD-es; "
+        "Chinese is not stemmed). LLM presets run the packaged Qwen2.5 "
         f"0.5B on {', '.join(sorted(llm_datasets)) or 'every dataset'} only: the agentic tree on the first "
         f"{args.agentic_queries} queries, the re-ranker on the first {args.llm_queries} (fewer when the "
         f"{args.budget_min:g}-minute budget ran short), so compare them with the hybrid figure on the same "
         "queries in their notes, not with the full-set rows. The hybrid preset adds its children's min–max "
-        "normalised scores over their top 100 each; the row before it is the Hybrid preset until 2026-12-02 "
-        "(RRF, k 60, over each child's top 20, so its R@100 counts at most 40 documents), run as it ran, and "
-        "the hybrid row's notes give the paired difference (bootstrap 95% CI, randomisation p) and the "
+        "normalised scores over their top 100 each; the row before it is the Hybrid preset until 2026-12-03, "
+        "the same tree with its BM25 child counting words as written, and the hybrid row's notes give the paired difference (bootstrap 95% CI, randomisation p) and the "
         "difference on each half of the queries (odd and even positions). The rank-bm25 rows recompute the datasets' README baselines (same tokens, same formula) and "
         "should match them. `hybrid-cross-encoder` needs cross-encoder weights that no package here ships; the "
         "published SciFact figure stands in for it.",

@@ -170,6 +170,7 @@ def main() -> int:
             "chunks": corpus.chunks,
             "persistence": stores,
             "documents": {document_id: SourceDocument(document_id, name) for document_id, name in corpus.names.items()},
+            "language": "en",
         }
         print(f"Corpus: {len(corpus.names)} {args.dataset.name} abstracts (of {len(records)}) → "
               f"{len(ordered)} chunks (RecursiveCharacterChunker {args.chunk_size}/{args.chunk_overlap}); embedded "

@@ -88,4 +88,5 @@ def retriever_infra(knowledge_base: KnowledgeBase) -> dict[str, Any]:
         "chunks": stores.chunks,
         "persistence": stores,
         "documents": knowledge_base_documents(knowledge_base),
+        "language": knowledge_base.language,
     }

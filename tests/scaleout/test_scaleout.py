@@ -245,19 +245,24 @@ def test_uploads_through_server_1_are_ingested_by_the_workers_while_server_2_ans
         assert len(worker_log_lines(stack, "first worker up")) == 1, worker_log_lines(stack, "recover")
         assert len(worker_log_lines(stack, "not recovering again")) == 1, worker_log_lines(stack, "recover")
 
-        # The BM25 index of the final content version: built once (by the warm-up job), then only read.
+        # The BM25 indices of the final content version (the default words, and the default pipeline's
+        # stemmed ones): built once (by the warm-up job), then only read.
         with psycopg.connect(stack.database_url.replace("postgres://", "postgresql://")) as connection:
             content_version = connection.execute("SELECT content_version FROM knowledge_knowledgebase WHERE id = %s",
                                                  (kb_id,)).fetchone()[0]
         assert content_version == len(documents)
-        homes = list((Path(stack.data_dir) / "indices" / f"kb{kb_id}").glob("bm25-*"))
-        assert len(homes) == 1, homes
-        manifest = homes[0] / f"v{content_version}" / "manifest.json"
+        indices = Path(stack.data_dir) / "indices" / f"kb{kb_id}"
         deadline = time.monotonic() + 60
-        while not manifest.exists() and time.monotonic() < deadline:
+        while True:
+            homes = sorted(indices.glob("bm25-*"))
+            manifests = [home / f"v{content_version}" / "manifest.json" for home in homes]
+            if (len(homes) == 2 and all(manifest.exists() for manifest in manifests)) or time.monotonic() > deadline:
+                break
             time.sleep(0.2)
-        assert manifest.exists(), f"no BM25 index for version {content_version}: {list(homes[0].iterdir())}"
-        built = manifest.stat()
+        assert len(homes) == 2, homes
+        for home, manifest in zip(homes, manifests, strict=True):
+            assert manifest.exists(), f"no BM25 index for version {content_version}: {list(home.iterdir())}"
+        built = [manifest.stat() for manifest in manifests]
         hybrid = pipeline("Hybrid", {"component": "EnsembleRetriever", "params": {
             "fusion": "rrf", "top_k": 4, "children": [{"component": "BM25Retriever", "params": {"top_k": 4}},
                                                        {"component": "DenseEmbeddingRetriever", "params": {"top_k": 4}}]}})
@@ -268,10 +273,12 @@ def test_uploads_through_server_1_are_ingested_by_the_workers_while_server_2_ans
             assert bm25_results(after[-1]["trace"]), f"{server.base_url}: the BM25 reader found nothing"
             assert retriever_results(after[-1]["trace"], "DenseEmbeddingRetriever"), \
                 f"{server.base_url}: the Chroma server gave no neighbours"
-        now = manifest.stat()
-        assert (now.st_ino, now.st_mtime_ns) == (built.st_ino, built.st_mtime_ns), "a server rebuilt the BM25 index"
-        assert sorted(path.name for path in homes[0].iterdir() if not path.name.startswith(".")) == \
-            [f"v{content_version}"], "older versions are pruned and no half-written one is left"
+        for home, manifest, before in zip(homes, manifests, built, strict=True):
+            now = manifest.stat()
+            assert (now.st_ino, now.st_mtime_ns) == (before.st_ino, before.st_mtime_ns), \
+                f"a server rebuilt the BM25 index {home.name}"
+            assert sorted(path.name for path in home.iterdir() if not path.name.startswith(".")) == \
+                [f"v{content_version}"], "older versions are pruned and no half-written one is left"
 
     # Every vector lives in the Chroma server; no process fell back to a local store.
     import chromadb

@@ -73,5 +73,26 @@ def bm25_warm(*, knowledge_base_id: int) -> None:
     knowledge_base = KnowledgeBase.objects.filter(pk=knowledge_base_id).first()
     if knowledge_base is None or knowledge_base.documents.filter(status__in=Document.IN_PROGRESS).exists():
         return
-    converter = load_components().get(DEFAULT_VECTORIZER["component"])(**DEFAULT_VECTORIZER["params"])
-    knowledge_base_stores(knowledge_base).bm25(converter)
+    stores = knowledge_base_stores(knowledge_base)
+    for converter in _warmed_converters(knowledge_base.language):
+        stores.bm25(converter)
+
+
+def _warmed_converters(language: str) -> list[Any]:
+    """The converters of the default vectorizer (keyword search, the knowledge base's search)
+    and of the default pipeline's BM25 retrievers, as they analyse ``language``, each once."""
+    from rag.core import iter_nodes
+    from rag.presets import default_retriever
+    from rag.stores.knowledge_base import converter_fingerprint
+
+    registry = load_components()
+    configs = [DEFAULT_VECTORIZER] + [
+        node["params"]["vectorizer"]
+        for _, node in iter_nodes(validate_or_raise(default_retriever(), registry=registry), registry=registry)
+        if node["component"] == "BM25Retriever"
+    ]
+    converters = {}
+    for config in configs:
+        converter = registry.get(config["component"])(**config["params"]).for_language(language)
+        converters.setdefault(converter_fingerprint(converter.to_config()), converter)
+    return list(converters.values())

@@ -34,8 +34,8 @@ class EvaluationCorpus:
     Parameters
     ----------
     infra : dict
-        The keyword arguments of ``inject_infra``: ``chunks``, ``documents``, ``persistence``
-        (and ``env_path`` over a knowledge base).
+        The keyword arguments of ``inject_infra``: ``chunks``, ``documents``, ``persistence``,
+        ``language`` (the dataset's) and ``env_path`` over a knowledge base.
     corpus_ids : dict
         Engine document id → corpus id.
     """
@@ -194,7 +194,7 @@ def build_corpus(dataset: EvaluationDataset, *, default_embedding: Mapping[str, 
             chunks[document_id] = positions
     stores = MemoryStores(chunks, default_embedding, cache_dir)
     return EvaluationCorpus(
-        infra={"chunks": chunks, "documents": documents, "persistence": stores},
+        infra={"chunks": chunks, "documents": documents, "persistence": stores, "language": dataset.language},
         corpus_ids=corpus_ids,
         details={"documents": len(documents), "chunks": chunk_id, "chunker": dict(chunker) if chunker else None,
                  "embedding": dict(default_embedding)},

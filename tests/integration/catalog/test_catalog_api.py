@@ -230,6 +230,12 @@ def test_presets_are_valid_trees_with_hybrid_as_the_default_and_say_what_cannot_
     assert rows["hybrid"]["display_name"] == "Híbrido"
     assert rows["hybrid"]["tree"]["component"] == "EnsembleRetriever"
     assert rows["hybrid"]["tree"]["params"]["rrf_k"] == 60  # normalised, defaults filled
+    # The hybrid's keyword child stems in the knowledge base's language; the Keyword preset counts
+    # words as written, as rank-bm25 does.
+    keyword_child = rows["hybrid"]["tree"]["params"]["children"][0]
+    assert keyword_child["component"] == "BM25Retriever"
+    assert keyword_child["params"]["vectorizer"]["params"]["stemmer"] == "auto"
+    assert rows["keyword"]["tree"]["params"]["vectorizer"]["params"]["stemmer"] == "none"
     for name in ("keyword", "semantic", "hybrid", "hybrid-llm-rerank", "agentic"):
         assert rows[name]["available"], rows[name]["unavailable_reason"]
     # No package ships cross-encoder weights, so this machine cannot run that preset.

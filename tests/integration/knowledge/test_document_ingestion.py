@@ -416,3 +416,29 @@ def test_an_upload_made_while_restart_work_is_queued_is_ingested_before_it(api, 
     wait_for_jobs()
     assert started == ["fresh.txt", "old-0.txt", "old-1.txt", "old-2.txt"]
     assert set(Document.objects.values_list("status", flat=True)) == {Document.Status.READY}
+
+
+@pytest.mark.parametrize(("language", "homes"), [("en", 2), ("zh-Hant", 1)])
+def test_ingestion_warms_the_bm25_indices_of_keyword_search_and_of_the_default_pipeline(
+        api, create_knowledge_base, language, homes):
+    from knowledge.runtime import retriever_infra
+    from rag.components import load_components
+    from rag.core import build
+    from rag.presets import default_retriever
+
+    knowledge_base = create_knowledge_base(language=language)
+    upload(api, knowledge_base["id"], text_file("zucchini.txt", topic="Zucchinis"))
+    wait_for_jobs()
+    row = KnowledgeBase.objects.get(pk=knowledge_base["id"])
+    warmed = sorted(knowledge_base_stores(row).index_dir.glob("bm25-*/v*/manifest.json"))
+    assert len(warmed) == homes, warmed
+    built = [manifest.stat().st_mtime_ns for manifest in warmed]
+
+    tree = default_retriever()["params"]["children"][0]
+    bm25 = build(tree, kind="retriever", registry=load_components(), infra=retriever_infra(row))
+    found, _ = bm25.retrieve("zucchini")
+    # The default pipeline's keyword child reads a warmed index, stemmed in English ("zucchinis"
+    # meets "zucchini") and as written in Chinese.
+    assert bool(found) == (language == "en")
+    assert sorted(knowledge_base_stores(row).index_dir.glob("bm25-*/v*/manifest.json")) == warmed
+    assert [manifest.stat().st_mtime_ns for manifest in warmed] == built

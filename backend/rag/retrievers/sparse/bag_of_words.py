@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable, Iterable
 from typing import Annotated, Any, Literal
 
@@ -20,6 +21,10 @@ from .stop_words import stop_words
 from .vocabulary import Vocabulary, count_tokens
 
 StopWord = Annotated[str, StringConstraints(min_length=1, max_length=100)]
+STEMMER_OF_LANGUAGE = {"en": "english", "es": "spanish"}
+"""The Snowball stemmer ``stemmer="auto"`` takes for a knowledge base's language; Chinese has no
+stems and a mixed knowledge base no single language, so they are left unstemmed."""
+
 DocumentShare = Annotated[int | float, WithJsonSchema({"type": "number", "minimum": 0})]
 """A whole number of documents, or a share of them between 0.0 and 1.0 (scikit-learn's rule)."""
 
@@ -34,8 +39,10 @@ class BagOfWordsConverter(ConfigObject["BagOfWordsConverter.Params"]):
     many corpora and threads.
 
     Analysis of one text, for ``analyzer="word"``: lowercase → strip accents → word tokens
-    (runs of CJK ideographs segmented by ``chinese_segmentation``) → drop stop words → word
-    n-grams. For ``"char"`` and ``"char_wb"``: lowercase → strip accents → character n-grams as
+    (runs of CJK ideographs segmented by ``chinese_segmentation``) → drop stop words → stem
+    (Snowball, ``stemmer``) → word n-grams. ``stemmer="auto"`` stems in the language of the
+    knowledge base the converter serves: ``for_language`` resolves it, and unresolved it does
+    not stem. For ``"char"`` and ``"char_wb"``: lowercase → strip accents → character n-grams as
     scikit-learn's ``CountVectorizer`` forms them; stop words do not apply.
 
     A configuration written for DashAI's converter is accepted as it is printed there:
@@ -63,9 +70,10 @@ class BagOfWordsConverter(ConfigObject["BagOfWordsConverter.Params"]):
         "移除停用詞、組成 n-gram，並剔除過於罕見或過於常見的詞。中文文字以 jieba 的搜尋引擎模式分詞。",
     )
     REPRESENTATION = ml(
-        "Bag of words · {analyzer} · {ngram_min}–{ngram_max}-grams · stop words: {stop_words}",
-        "Bolsa de palabras · {analyzer} · {ngram_min}–{ngram_max}-gramas · palabras vacías: {stop_words}",
-        "詞袋 · {analyzer} · {ngram_min}–{ngram_max}-gram · 停用詞：{stop_words}",
+        "Bag of words · {analyzer} · {ngram_min}–{ngram_max}-grams · stop words: {stop_words} · stems: {stemmer}",
+        "Bolsa de palabras · {analyzer} · {ngram_min}–{ngram_max}-gramas · palabras vacías: {stop_words} · "
+        "raíces: {stemmer}",
+        "詞袋 · {analyzer} · {ngram_min}–{ngram_max}-gram · 停用詞：{stop_words} · 詞幹：{stemmer}",
     )
 
     class Params(BaseParams):
@@ -140,6 +148,25 @@ class BagOfWordsConverter(ConfigObject["BagOfWordsConverter.Params"]):
                 "除內建清單外，另外要移除的詞，比對方式相同。中文請填寫完整的詞，例如「的」或「是」。",
             ),
             max_length=10_000,
+        )
+        stemmer: Literal["none", "english", "spanish", "auto"] = param(
+            "none",
+            title=ml("Stemming", "Reducción a la raíz", "詞幹還原"),
+            labels={"none": ml("none", "ninguna", "無"), "english": ml("English", "inglés", "英文"),
+                    "spanish": ml("Spanish", "español", "西班牙文"),
+                    "auto": ml("the knowledge base's language", "idioma de la base de conocimiento", "知識庫的語言")},
+            description=ml(
+                "Reduce every word to its stem with the Snowball stemmer of a language, so 'studies', 'studied' "
+                "and 'study' are one term. 'The knowledge base's language' stems English and Spanish knowledge "
+                "bases and leaves Chinese and mixed ones as they are. Words only, after stop words.",
+                "Reducir cada palabra a su raíz con el algoritmo Snowball de un idioma, para que 'estudios', "
+                "'estudiaron' y 'estudiar' sean un mismo término. 'Idioma de la base de conocimiento' reduce las "
+                "bases en inglés y en español y deja como están las chinas y las mixtas. Solo palabras, después "
+                "de quitar las palabras vacías.",
+                "以某種語言的 Snowball 演算法將每個詞還原為詞幹，使 'studies'、'studied' 與 'study' 成為同一個"
+                "詞項。「知識庫的語言」會還原英文與西班牙文知識庫的詞，中文與多語知識庫則保持原樣。只適用於"
+                "「詞」，在移除停用詞之後進行。",
+            ),
         )
         ngram_min: int = param(
             1,
@@ -254,6 +281,30 @@ class BagOfWordsConverter(ConfigObject["BagOfWordsConverter.Params"]):
 
     # -- analysis ---------------------------------------------------------------------------
 
+    def for_language(self, language: str | None) -> BagOfWordsConverter:
+        """This converter as it analyses a knowledge base in ``language`` (``en``, ``es``,
+        ``zh-Hant``...): ``stemmer="auto"`` becomes that language's stemmer, or ``"none"``."""
+        if self.params.stemmer != "auto":
+            return self
+        params = self.to_config()["params"]
+        return type(self)(**{**params, "stemmer": STEMMER_OF_LANGUAGE.get(language or "", "none")})
+
+    @functools.cached_property
+    def _stemmers(self) -> threading.local | None:
+        # A Snowball stemmer keeps a cache and must not be shared between threads; one per thread.
+        return threading.local() if self.params.stemmer in ("english", "spanish") else None
+
+    def _stem(self, words: list[str]) -> list[str]:
+        local = self._stemmers
+        if local is None:
+            return words
+        stemmer = getattr(local, "stemmer", None)
+        if stemmer is None:
+            import Stemmer
+
+            stemmer = local.stemmer = Stemmer.Stemmer(self.params.stemmer)
+        return stemmer.stemWords(words)
+
     @functools.cached_property
     def _stop_keys(self) -> frozenset[str]:
         # The lists are folded like the text, so "Más" in a text still meets "más" in the list
@@ -277,8 +328,8 @@ class BagOfWordsConverter(ConfigObject["BagOfWordsConverter.Params"]):
         if stop:
             # With lowercase on, tokens already are lowercase; lowering again would only cost.
             key: Callable[[str], str] = (lambda token: token) if self.params.lowercase else str.lower
-            return [token for token in tokens if key(token) not in stop]
-        return list(tokens)
+            return self._stem([token for token in tokens if key(token) not in stop])
+        return self._stem(list(tokens))
 
     def analyze(self, text: str) -> list[str]:
         """The terms of one text, in order, n-grams included.

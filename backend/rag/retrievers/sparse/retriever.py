@@ -104,10 +104,22 @@ class BM25Retriever(BaseRetriever["BM25Retriever.Params"]):
         self._index: BM25Index | None = None
         self._base: BM25Index | None = None
         self._lock = threading.Lock()
+        self._language: str | None = None
+        self._converter: tuple[BagOfWordsConverter, BagOfWordsConverter] | None = None
 
-    def inject_infra(self, **infra: Any) -> None:
+    def inject_infra(self, *, language: str | None = None, **infra: Any) -> None:
+        """``language``: the knowledge base's, which a vectorizer stemming in ``"auto"`` follows."""
         super().inject_infra(**infra)
+        self._language = language
+        self._converter = None
         self._index = self._base = None
+
+    @property
+    def converter(self) -> BagOfWordsConverter:
+        """The vectorizer as it analyses this knowledge base (``"auto"`` stemming resolved)."""
+        if self._converter is None or self._converter[0] is not self.vectorizer:
+            self._converter = (self.vectorizer, self.vectorizer.for_language(self._language))
+        return self._converter[1]
 
     @property
     def bm25_parameters(self) -> BM25Parameters:
@@ -124,11 +136,11 @@ class BM25Retriever(BaseRetriever["BM25Retriever.Params"]):
 
     def _load_or_build(self) -> BM25Index:
         if self.persistence is not None and hasattr(self.persistence, "bm25"):
-            return self.persistence.bm25(self.vectorizer)
+            return self.persistence.bm25(self.converter)
         if self.load() and self._base is not None:
             return self._base
         ordered = [chunk for positions in self.chunks.values() for chunk in positions.values()]
-        return BM25Index.from_texts([chunk.text for chunk in ordered], self.vectorizer,
+        return BM25Index.from_texts([chunk.text for chunk in ordered], self.converter,
                                     doc_ids=[chunk.id for chunk in ordered])
 
     def _saved_dir(self):
@@ -153,7 +165,7 @@ class BM25Retriever(BaseRetriever["BM25Retriever.Params"]):
 
     def _search(self, query: str, top_k: int, node: TraceNode) -> list[Hit]:
         index = self.index()
-        tokens = self.vectorizer.analyze(query)
+        tokens = self.converter.analyze(query)
         scores = index.scores(tokens)
         # Chunks that share no word with the query are not results, even to fill top_k; a
         # matching chunk stays one even when a tiny corpus gives its words an idf of 0.
@@ -167,7 +179,7 @@ class BM25Retriever(BaseRetriever["BM25Retriever.Params"]):
     def score_chunks(self, chunk_ids: Sequence[int], query: str) -> list[tuple[int, float]]:
         """Distance = minus the BM25 score (a chunk the index lacks gets +inf)."""
         index = self.index()
-        scores = index.scores(self.vectorizer.analyze(query))
+        scores = index.scores(self.converter.analyze(query))
         rows = index.rows_of(chunk_ids)
         distances = [(int(chunk_id), -float(scores[row]) if row >= 0 else float("inf"))
                      for chunk_id, row in zip(chunk_ids, rows, strict=True)]

@@ -76,3 +76,19 @@ def test_spanish_and_chinese_passages_are_found():
     chinese = BM25Retriever()
     chinese.inject_infra(chunks=chunks)
     assert [chunk.id for chunk in chinese.retrieve("陽光電力")[0]][:1] == [4]
+
+
+def test_a_vectorizer_stemming_in_the_knowledge_bases_language_finds_other_word_forms():
+    stemming = {"vectorizer": {"component": "BagOfWordsConverter", "params": {"stemmer": "auto"}}}
+    english = BM25Retriever(**stemming)
+    english.inject_infra(chunks=corpus_chunks(), language="en")
+    found, node = english.retrieve("protein translated")
+    assert [chunk.id for chunk in found] == [102]
+    assert english.converter.params.stemmer == "english"
+    assert english.score_chunks([102], "protein translated")[0][1] < 0
+
+    # Chinese (and a mixed knowledge base) have no stemmer: the words must match as written.
+    chinese = BM25Retriever(**stemming)
+    chinese.inject_infra(chunks=corpus_chunks(), language="zh-Hant")
+    assert chinese.retrieve("protein translated")[0] == []
+    assert retriever().retrieve("protein translated")[0] == []

@@ -37,8 +37,8 @@ def test_converter_is_registered_as_a_vectorizer_with_complete_metadata():
 def test_every_parameter_has_a_title_and_description_in_every_language():
     properties = BagOfWordsConverter.get_schema()["properties"]
     assert set(properties) == {
-        "analyzer", "lowercase", "strip_accents", "stop_words", "custom_stop_words", "ngram_min", "ngram_max",
-        "min_df", "max_df", "max_features", "chinese_segmentation",
+        "analyzer", "lowercase", "strip_accents", "stop_words", "custom_stop_words", "stemmer", "ngram_min",
+        "ngram_max", "min_df", "max_df", "max_features", "chinese_segmentation",
     }
     for name, schema in properties.items():
         texts = schema["x-i18n"]
@@ -58,10 +58,13 @@ def test_schema_carries_bounds_and_choices():
 
 def test_representation_renders_in_each_language():
     converter = BagOfWordsConverter(ngram_max=2, stop_words="spanish")
-    assert converter.render_representation("en") == "Bag of words · words · 1–2-grams · stop words: Spanish"
+    assert converter.render_representation("en") == (
+        "Bag of words · words · 1–2-grams · stop words: Spanish · stems: none")
     assert converter.render_representation("es") == (
-        "Bolsa de palabras · palabras · 1–2-gramas · palabras vacías: español")
+        "Bolsa de palabras · palabras · 1–2-gramas · palabras vacías: español · raíces: ninguna")
     assert "停用詞：西班牙文" in converter.render_representation("zh-Hant")
+    assert BagOfWordsConverter(stemmer="auto").render_representation("es").endswith(
+        "raíces: idioma de la base de conocimiento")
 
 
 def test_ngram_min_above_ngram_max_is_refused_with_a_clear_message():
@@ -77,7 +80,7 @@ def test_ngram_min_above_ngram_max_is_refused_with_a_clear_message():
     [{"min_df": -1}, {"min_df": 1.5}, {"min_df": -0.1}, {"min_df": "2"},
      {"max_df": 0.0}, {"max_df": 1.5}, {"max_features": 0}, {"ngram_min": 0},
      {"analyzer": "sentence"}, {"strip_accents": "latin"}, {"stop_words": "french"},
-     {"chinese_segmentation": "pkuseg"}, {"custom_stop_words": [""]}, {"lowercase": "yes"}],
+     {"chinese_segmentation": "pkuseg"}, {"stemmer": "french"}, {"custom_stop_words": [""]}, {"lowercase": "yes"}],
 )
 def test_out_of_range_values_are_refused(params):
     with pytest.raises(ConfigValidationError) as failure:
@@ -176,6 +179,55 @@ def test_word_ngrams_follow_scikit_learns_order_after_stop_words():
     text = "Heart attack risk: the factors that matter"
     expected = CountVectorizer(ngram_range=(1, 3), token_pattern=r"(?u)\b\w\w+\b").build_analyzer()(text)
     assert analyze(text, ngram_max=3) == expected
+
+
+def test_stemming_makes_word_forms_one_term_after_stop_words_and_before_ngrams():
+    assert analyze("Studies studied the proteins", stemmer="english") == ["studi", "studi", "the", "protein"]
+    assert analyze("the studies of proteins", stemmer="english", stop_words="english", ngram_max=2) == [
+        "studi", "protein", "studi protein",
+    ]
+    assert analyze("Los estudios estudiaron canciones", stemmer="spanish", stop_words="spanish") == [
+        "estudi", "estudi", "cancion",
+    ]
+    assert analyze("Studies studied") == ["studies", "studied"]
+
+
+def test_stemming_leaves_chinese_and_the_character_analyzers_alone():
+    assert analyze("珍珠奶茶 teas", stemmer="english") == ["珍珠", "奶茶", "珍珠奶茶", "tea"]
+    assert analyze("teas", stemmer="english", analyzer="char_wb", ngram_min=4, ngram_max=4) == [" tea", "teas", "eas "]
+
+
+@pytest.mark.parametrize(("language", "stemmer"), [("en", "english"), ("es", "spanish"), ("zh-Hant", "none"),
+                                                   ("multilingual", "none"), (None, "none")])
+def test_auto_stemming_follows_the_knowledge_bases_language(language, stemmer):
+    resolved = BagOfWordsConverter(stemmer="auto", stop_words="english").for_language(language)
+    assert resolved.params.stemmer == stemmer
+    assert resolved.params.stop_words == "english"
+    assert resolved.analyze("proteins") == BagOfWordsConverter(stemmer=stemmer).analyze("proteins")
+
+
+def test_an_unresolved_auto_stemmer_does_not_stem_and_a_set_one_is_not_resolved_again():
+    assert analyze("proteins", stemmer="auto") == ["proteins"]
+    english = BagOfWordsConverter(stemmer="english")
+    assert english.for_language("es") is english
+
+
+def test_stemmed_and_unstemmed_converters_are_different_configurations():
+    from rag.stores.knowledge_base import converter_fingerprint
+
+    fingerprints = {converter_fingerprint(BagOfWordsConverter(stemmer=stemmer).to_config())
+                    for stemmer in ("none", "english", "spanish", "auto")}
+    assert len(fingerprints) == 4
+
+
+def test_stemming_from_many_threads_gives_each_thread_the_same_terms():
+    from concurrent.futures import ThreadPoolExecutor
+
+    converter = BagOfWordsConverter(stemmer="english")
+    texts = [" ".join(f"runner{i} running studies {i}" for i in range(start, start + 200)) for start in range(16)]
+    expected = [BagOfWordsConverter(stemmer="english").analyze(text) for text in texts]
+    with ThreadPoolExecutor(8) as pool:
+        assert list(pool.map(converter.analyze, texts * 4)) == expected * 4
 
 
 def test_jieba_search_mode_emits_sub_words_of_long_compounds():
