@@ -10,6 +10,7 @@ from django.db import transaction
 import jobs
 from rag.components import load_components
 from rag.core import readable_error, validate_or_raise
+from rag.retrievers.sparse import BagOfWordsConverter
 
 from ..models import Document, KnowledgeBase, VectorIndex
 from ..runtime import chroma_store, embedding_model, knowledge_base_stores
@@ -78,7 +79,7 @@ def bm25_warm(*, knowledge_base_id: int) -> None:
         stores.bm25(converter)
 
 
-def _warmed_converters(language: str) -> list[Any]:
+def _warmed_converters(language: str) -> list[BagOfWordsConverter]:
     """The converters of the default vectorizer (keyword search, the knowledge base's search)
     and of the default pipeline's BM25 retrievers, as they analyse ``language``, each once."""
     from rag.core import iter_nodes

@@ -93,9 +93,9 @@ class BM25Retriever(BaseRetriever["BM25Retriever.Params"]):
             default=ref("BagOfWordsConverter"),
             title=ml("Tokenizer", "Tokenizador", "分詞器"),
             description=ml(
-                "How text becomes words: analyzer, case, accents, stop words, n-grams, Chinese segmentation.",
-                "Cómo el texto se convierte en palabras: analizador, mayúsculas, acentos, palabras vacías, n-gramas, segmentación del chino.",
-                "文字如何切成詞：分析器、大小寫、重音、停用詞、n-gram、中文斷詞。",
+                "How text becomes words: analyzer, case, accents, stop words, stemming, n-grams, Chinese segmentation.",
+                "Cómo el texto se convierte en palabras: analizador, mayúsculas, acentos, palabras vacías, raíces, n-gramas, segmentación del chino.",
+                "文字如何切成詞：分析器、大小寫、重音、停用詞、詞幹還原、n-gram、中文斷詞。",
             ),
         )
 
