@@ -77,6 +77,7 @@ class Settings:
     stream: bool = False
     use_chroma: bool | str | Path = False
     cache_vectors: bool | str | Path = True
+    language: str | None = "en"
 
 
 class _Reranking(Protocol):
@@ -234,6 +235,8 @@ def _checked(settings: Settings) -> Settings:
         raise ValueError(f"use_chroma must be True, False or a folder, got {settings.use_chroma!r}")
     if not isinstance(settings.cache_vectors, (bool, str, Path)):
         raise ValueError(f"cache_vectors must be True, False or a folder, got {settings.cache_vectors!r}")
+    if settings.language is not None and not isinstance(settings.language, str):
+        raise ValueError(f"language must be a language code such as 'en' or 'es', or None, got {settings.language!r}")
     _strategy_config(settings.search_type)
     _embedding(settings.embeddings)
     if settings.model is not None:
@@ -334,6 +337,10 @@ class RAG:
         Without Chroma, keep each file's dense vectors on disk (True:
         ``$TRELLIS_DATA_DIR/vectors``, else ``~/.cache/trellis/vectors``; or the folder
         given), so a later run embeds only the files that changed; False embeds every run.
+    language : str or None, default "en"
+        The files' language (``"en"``, ``"es"``, ``"zh-Hant"``, ``"multilingual"``), as a
+        knowledge base's: keyword retrievers stemming in ``"auto"`` (the Hybrid preset's) stem
+        English and Spanish and leave other languages, and None, as written.
 
     Attributes
     ----------
@@ -361,12 +368,13 @@ class RAG:
         stream: bool = False,
         use_chroma: bool | str | Path = False,
         cache_vectors: bool | str | Path = True,
+        language: str | None = "en",
     ) -> None:
         self.settings = _checked(Settings(
             search_type=search_type, model=model, embeddings=embeddings, chunk_size=chunk_size, chunker=chunker,
             reranker=reranker, reranker_model=reranker_model, rerank_top_k=rerank_top_k,
             max_input_tokens=max_input_tokens, stream=stream, use_chroma=use_chroma,
-            cache_vectors=cache_vectors,
+            cache_vectors=cache_vectors, language=language,
         ))
         self.docs: list[dict[str, Any]] = []
         self.state: dict[str, Any] = {}
@@ -400,6 +408,7 @@ class RAG:
         stream: Any = _UNSET,
         use_chroma: Any = _UNSET,
         cache_vectors: Any = _UNSET,
+        language: Any = _UNSET,
         history: Sequence[dict[str, str]] = (),
     ) -> str | Iterator[str]:
         """The answer to ``prompt`` over ``data_source`` (a folder, a file or a list of files).
@@ -439,6 +448,7 @@ class RAG:
         stream: Any = _UNSET,
         use_chroma: Any = _UNSET,
         cache_vectors: Any = _UNSET,
+        language: Any = _UNSET,
     ) -> str | Iterator[str]:
         """Self-ask: break ``prompt`` into sub-questions, answer each from retrieval, then answer
         ``prompt`` with those answers in view (and its own retrieval).
@@ -479,11 +489,12 @@ class RAG:
         embedding = _embedding(settings.embeddings)
         model = settings.model if isinstance(settings.model, LLM) else None
         key = (self._corpus_key, json.dumps(pipeline, sort_keys=True), json.dumps(embedding, sort_keys=True),
-               str(settings.use_chroma), str(settings.cache_vectors), id(model))
+               str(settings.use_chroma), str(settings.cache_vectors), settings.language, id(model))
         if self._built is None or self._built[0] != key:
             stores = self._stores(settings, embedding)
             strategy = build(pipeline, kind=Strategy, registry=load_components(),
-                             infra={"chunks": chunks, "documents": documents, "persistence": stores})
+                             infra={"chunks": chunks, "documents": documents, "persistence": stores,
+                                    "language": settings.language})
             if model is not None:
                 synthesizer = getattr(strategy, "response_synthesizer", None)
                 if not isinstance(synthesizer, ResponseSynthesizer):

@@ -53,6 +53,21 @@ def test_a_callable_reranker_must_return_a_permutation(scripted_openai, folder):
         rag(folder, "Rust Django", reranker=lambda query, documents: [0])
 
 
+def test_the_files_language_decides_whether_the_hybrid_presets_keyword_side_stems(scripted_openai, folder):
+    pipeline = keyword_pipeline(scripted_openai)
+    pipeline["params"]["retriever"] = {"component": "BM25Retriever", "params": {
+        "top_k": 2, "vectorizer": {"component": "BagOfWordsConverter", "params": {"stemmer": "auto"}}}}
+    rag = RAG(pipeline)
+    scripted_openai.enqueue(CHAT, chat_stream(["Ownership [1]."]))
+    rag(folder, "borrowed panels")  # English by default: "borrowed" meets "borrowing", "panels" "panel"
+    assert sorted(doc["text"].split()[0] for doc in rag.docs) == ["Django", "Rust"]
+    scripted_openai.enqueue(CHAT, chat_stream(["Nothing."]))
+    rag(folder, "borrowed panels", language="zh-Hant")
+    assert rag.docs == []
+    with pytest.raises(ValueError, match="language must be a language code"):
+        RAG(language=3)
+
+
 def test_a_preset_name_builds_naive_rag_over_that_retriever_and_unknown_names_are_refused():
     assert RAG("keyword").config == {"component": "NaiveRAG", "params": {"retriever": {
         "component": "BM25Retriever", "params": {"top_k": 10}}}}
