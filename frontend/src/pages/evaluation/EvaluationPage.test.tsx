@@ -291,8 +291,10 @@ describe("EvaluationPage", () => {
     });
     renderWithProviders(<EvaluationPage />);
     expect(await screen.findByRole("heading", { level: 1, name: "評估" })).toBeInTheDocument();
-    expect(within(row("Cranfield head")).getByText("24 筆查詢")).toBeInTheDocument();
-    expect(within(row("Cranfield head")).getByText("英文")).toBeInTheDocument();
+    // The heading comes before the datasets' request has answered.
+    const head = await waitFor(() => row("Cranfield head"));
+    expect(within(head).getByText("24 筆查詢")).toBeInTheDocument();
+    expect(within(head).getByText("英文")).toBeInTheDocument();
     expect(screen.getByRole("link", { name: "評估 7 · Cranfield head" })).toBeInTheDocument();
   });
 });
