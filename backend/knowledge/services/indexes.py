@@ -9,7 +9,8 @@ from django.db import transaction
 
 import jobs
 from rag.components import load_components
-from rag.core import readable_error, validate_or_raise
+from rag.core import iter_nodes, readable_error, validate_or_raise
+from rag.presets import default_retriever
 from rag.retrievers.sparse import BagOfWordsConverter
 
 from ..models import Document, KnowledgeBase, VectorIndex
@@ -81,19 +82,12 @@ def bm25_warm(*, knowledge_base_id: int) -> None:
 
 def _warmed_converters(language: str) -> list[BagOfWordsConverter]:
     """The converters of the default vectorizer (keyword search, the knowledge base's search)
-    and of the default pipeline's BM25 retrievers, as they analyse ``language``, each once."""
-    from rag.core import iter_nodes
-    from rag.presets import default_retriever
-    from rag.stores.knowledge_base import converter_fingerprint
-
+    and of the default pipeline's BM25 retrievers, as they analyse ``language``. Two that analyse
+    alike share one index: the stores key indices by the converter's configuration."""
     registry = load_components()
     configs = [DEFAULT_VECTORIZER] + [
         node["params"]["vectorizer"]
         for _, node in iter_nodes(validate_or_raise(default_retriever(), registry=registry), registry=registry)
         if node["component"] == "BM25Retriever"
     ]
-    converters = {}
-    for config in configs:
-        converter = registry.get(config["component"])(**config["params"]).for_language(language)
-        converters.setdefault(converter_fingerprint(converter.to_config()), converter)
-    return list(converters.values())
+    return [registry.get(config["component"])(**config["params"]).for_language(language) for config in configs]

@@ -292,7 +292,7 @@ class BagOfWordsConverter(ConfigObject["BagOfWordsConverter.Params"]):
     @functools.cached_property
     def _stemmers(self) -> threading.local | None:
         # A Snowball stemmer keeps a cache and must not be shared between threads; one per thread.
-        return threading.local() if self.params.stemmer in ("english", "spanish") else None
+        return threading.local() if self.params.stemmer in STEMMER_OF_LANGUAGE.values() else None
 
     def _stem(self, words: list[str]) -> list[str]:
         local = self._stemmers
