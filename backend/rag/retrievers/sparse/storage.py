@@ -166,11 +166,21 @@ def load_index(directory: str | Path) -> BM25Index:
         except _Replaced:
             pass
         except BM25IndexNotFoundError:
-            # Between a save's two renames the directory is briefly absent.
-            if not any(target.parent.glob(f".{target.name}.*.old")):
+            if not _saved_meanwhile(target):
                 raise
         time.sleep(0.002 * attempt)
     raise BM25IndexError(f"BM25 index at {target} was replaced {_READ_ATTEMPTS} times while being read; try again")
+
+
+def _saved_meanwhile(target: Path) -> bool:
+    """Whether a save explains the directory's absence a moment ago.
+
+    Between a save's two renames the directory is absent and the old one waits aside as
+    ``.<name>.<uuid>.old``; by the time a reader looks, the save may have finished and deleted
+    it. At every instant one of the two exists, but looking at both takes two system calls,
+    so the target is looked at on either side of the listing.
+    """
+    return target.exists() or any(target.parent.glob(f".{target.name}.*.old")) or target.exists()
 
 
 class _Replaced(Exception):

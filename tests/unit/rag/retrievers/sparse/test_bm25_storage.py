@@ -1,4 +1,6 @@
 import json
+import os
+import shutil
 import threading
 
 import numpy as np
@@ -11,6 +13,7 @@ from rag.retrievers.sparse import (
     BM25IndexError,
     BM25IndexNotFoundError,
     BM25Parameters,
+    storage,
 )
 
 from .corpora import CHINESE, SCIENCE
@@ -155,3 +158,29 @@ def test_a_reader_never_sees_a_half_written_index_while_it_is_replaced(tmp_path)
             reader.join()
     assert failures == []
     assert seen <= expected and seen
+
+
+def test_a_reader_that_missed_the_directory_mid_save_reads_the_finished_save(index, tmp_path, monkeypatch):
+    # The interleaving a stress test meets only sometimes: the reader opens the path between a
+    # save's two renames, and the save finishes (and deletes the old directory) before the
+    # reader looks again.
+    target = index.save(tmp_path / "bm25")
+    newer = BM25Index.from_tokens([["newer"]] * 3, doc_ids=[7, 8, 9])
+    read, opened_mid_save = storage._read, []
+
+    def read_during_a_save(path):
+        if opened_mid_save:
+            return read(path)
+        retired = path.with_name(f".{path.name}.{os.getpid()}.old")
+        os.replace(path, retired)
+        try:
+            return read(path)
+        finally:
+            opened_mid_save.append(path)
+            newer.save(path)
+            shutil.rmtree(retired)
+
+    monkeypatch.setattr(storage, "_read", read_during_a_save)
+    assert BM25Index.load(target).doc_ids.tolist() == [7, 8, 9]
+    assert len(opened_mid_save) == 1
+
