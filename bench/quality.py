@@ -275,8 +275,10 @@ def main() -> int:
         f"{args.budget_min:g}-minute budget ran short), so compare them with the hybrid figure on the same "
         "queries in their notes, not with the full-set rows. The hybrid preset adds its children's min–max "
         "normalised scores over their top 100 each; the row before it is the Hybrid preset until 2026-12-03, "
-        "the same tree with its BM25 child counting words as written, and the hybrid row's notes give the paired difference (bootstrap 95% CI, randomisation p) and the "
-        "difference on each half of the queries (odd and even positions). The rank-bm25 rows recompute the datasets' README baselines (same tokens, same formula) and "
+        "the same tree with its BM25 child counting words as written, and the hybrid row's notes give the "
+        "paired difference (bootstrap 95% CI, randomisation p) and the difference on each half of the queries "
+        "(odd and even positions). The rank-bm25 rows recompute the datasets' README baselines (same tokens, "
+        "same formula) and "
         "should match them. `hybrid-cross-encoder` needs cross-encoder weights that no package here ships; the "
         "published SciFact figure stands in for it.",
         "",

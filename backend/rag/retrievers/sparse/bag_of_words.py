@@ -328,8 +328,8 @@ class BagOfWordsConverter(ConfigObject["BagOfWordsConverter.Params"]):
         if stop:
             # With lowercase on, tokens already are lowercase; lowering again would only cost.
             key: Callable[[str], str] = (lambda token: token) if self.params.lowercase else str.lower
-            return self._stem([token for token in tokens if key(token) not in stop])
-        return self._stem(list(tokens))
+            return [token for token in tokens if key(token) not in stop]
+        return list(tokens)
 
     def analyze(self, text: str) -> list[str]:
         """The terms of one text, in order, n-grams included.
@@ -349,7 +349,7 @@ class BagOfWordsConverter(ConfigObject["BagOfWordsConverter.Params"]):
             return textproc.char_ngrams(text, low, high)
         if self.params.analyzer == "char_wb":
             return textproc.char_wb_ngrams(text, low, high)
-        return textproc.word_ngrams(self._words(text), low, high)
+        return textproc.word_ngrams(self._stem(self._words(text)), low, high)
 
     # -- counting ---------------------------------------------------------------------------
 
