@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
 import json
 import os
+import shutil
 import socket
 import statistics
 import subprocess
@@ -191,6 +193,7 @@ def main() -> None:
     from tests.support.scripted_openai import ScriptedOpenAIServer
 
     data_dir = Path(tempfile.mkdtemp(prefix="trellis-chat-load-"))
+    atexit.register(shutil.rmtree, data_dir, ignore_errors=True)  # its assembled models weigh ~60 MB
     env = {**os.environ, "TRELLIS_DATA_DIR": str(data_dir), "DJANGO_SETTINGS_MODULE": "config.settings",
            "SECRET_KEY": "chat-load-secret", "DEBUG": "0", "HF_HUB_OFFLINE": "1", "LOG_LEVEL": "WARNING",
            "TRELLIS_CREDENTIALS_KEY": "YWJjZGVmZ2hpamtsbW5vcHFyc3R1dnd4eXoxMjM0NTY=",
