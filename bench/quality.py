@@ -278,9 +278,8 @@ def main() -> int:
         "the same tree with its BM25 child counting words as written, and the hybrid row's notes give the "
         "paired difference (bootstrap 95% CI, randomisation p) and the difference on each half of the queries "
         "(odd and even positions). The rank-bm25 rows recompute the datasets' README baselines (same tokens, "
-        "same formula) and "
-        "should match them. `hybrid-cross-encoder` needs cross-encoder weights that no package here ships; the "
-        "published SciFact figure stands in for it.",
+        "same formula) and should match them. `hybrid-cross-encoder` needs cross-encoder weights that no "
+        "package here ships; the published SciFact figure stands in for it.",
         "",
         table(sections),
         "",

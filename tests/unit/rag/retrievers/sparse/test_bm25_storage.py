@@ -183,4 +183,3 @@ def test_a_reader_that_missed_the_directory_mid_save_reads_the_finished_save(ind
     monkeypatch.setattr(storage, "_read", read_during_a_save)
     assert BM25Index.load(target).doc_ids.tolist() == [7, 8, 9]
     assert len(opened_mid_save) == 1
-
