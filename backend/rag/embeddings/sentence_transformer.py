@@ -60,10 +60,21 @@ class SentenceTransformerBase(EmbeddingModel[EmbeddingParamsT]):
         from sentence_transformers import SentenceTransformer
         from sentence_transformers.sentence_transformer.modules import Normalize
 
+        from rag.models_manager.safety import abort_guard, hub_snapshot_folder, model_files_problem
+
         source = self._source()
+        # The files are read before sentence-transformers does: a function they name is refused
+        # here, never imported. A hub id loads from the cached folder that was read.
+        folder = Path(source) if Path(source).is_dir() else hub_snapshot_folder(source)
+        if folder is None:
+            raise EmbeddingError(f"{self.NAME} could not load {source}: it is not in the local Hugging Face cache")
+        refused = model_files_problem(folder, trust_remote_code=self._trust_remote_code())
+        if refused is not None:
+            raise EmbeddingError(f"{self.NAME} refuses to load {source}: {refused.message}")
         try:
-            model = SentenceTransformer(source, device=self._device(), local_files_only=True,
-                                        trust_remote_code=self._trust_remote_code())
+            with abort_guard():
+                model = SentenceTransformer(str(folder), device=self._device(), local_files_only=True,
+                                            trust_remote_code=self._trust_remote_code())
         except Exception as exc:  # the library raises many types; the user needs the reason
             raise EmbeddingError(f"{self.NAME} could not load {source}: {exc}") from exc
         # A model that ends in a Normalize module always returns unit vectors; without it, the

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import stat
 import zipfile
+import zlib
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -11,6 +13,7 @@ from rag.core.i18n import gettext_noop
 
 from .checks import check_files, wanted
 from .errors import ModelInstallError
+from .safety import json_file_problem
 
 MAX_ENTRIES = 10_000
 
@@ -98,10 +101,31 @@ def _chosen(bundle: zipfile.ZipFile, *, max_bytes: int, label: str) -> list[tupl
     prefix = _common_folder([info.filename for info in files])
     chosen = [(info, info.filename[len(prefix):]) for info in files if wanted(info.filename[len(prefix):])]
     check_files([relative for _, relative in chosen], source=label)
+    # What the files name is read from the archive too, so such a zip is refused on upload.
+    for info, relative in chosen:
+        if relative.lower().endswith(".json"):
+            problem = json_file_problem(relative, info.file_size, functools.partial(_read_entry, bundle, info))
+            if problem is not None:
+                raise problem
     declared = sum(info.file_size for info, _ in chosen)
     if declared > max_bytes:
         raise _too_large(label, declared, max_bytes)
     return chosen
+
+
+def _read_entry(bundle: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
+    """An entry's bytes, at most one more than ``json_file_problem`` reads (the directory's size
+    is the sender's word)."""
+    from .safety import MAX_CONFIG_BYTES
+
+    try:
+        with bundle.open(info) as source:
+            data = source.read(MAX_CONFIG_BYTES + 1)
+    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError) as exc:
+        raise ValueError(f"unreadable entry: {exc}") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ValueError("larger than its directory says")
+    return data
 
 
 def _too_large(label: str, size: int, limit: int) -> ModelInstallError:

@@ -11,6 +11,7 @@ from typing import Any
 from rag.core.i18n import gettext_noop
 
 from .errors import ModelInstallError
+from .safety import abort_guard, check_model_files
 
 logger = logging.getLogger(__name__)
 
@@ -80,7 +81,8 @@ def check_loads(kind: str, folder: Path) -> dict[str, Any]:
     """Load the model in ``folder`` as ``kind`` and run it once; returns what was learnt
     (``{"labels": 1}`` for a cross-encoder, ``{"dimension": 384}`` for an embedding model).
 
-    Nothing is downloaded (``local_files_only``) and no code shipped with the model runs.
+    Nothing is downloaded (``local_files_only``), no code shipped with the model runs, and no
+    function its files name is imported or called (``safety.check_model_files``, before loading).
 
     Raises
     ------
@@ -88,6 +90,7 @@ def check_loads(kind: str, folder: Path) -> dict[str, Any]:
         When the folder is not a model of that kind, or does not load.
     """
     architectures = _architectures(folder)
+    check_model_files(folder)
     classifier = any(name.endswith("ForSequenceClassification") for name in architectures)
     if kind == CROSS_ENCODER:
         if not classifier:
@@ -111,9 +114,14 @@ def _check_cross_encoder(folder: Path) -> dict[str, Any]:
         import torch
         from sentence_transformers import CrossEncoder
 
-        model = CrossEncoder(str(folder), device="cpu", local_files_only=True, trust_remote_code=False)
-        scores = model.predict([("what does this model score?", "it scores a question and a passage")],
-                               activation_fn=torch.nn.Identity(), convert_to_numpy=True, show_progress_bar=False)
+        with abort_guard():
+            # An activation given here is one the model's configuration is never asked for.
+            model = CrossEncoder(str(folder), device="cpu", local_files_only=True, trust_remote_code=False,
+                                 activation_fn=torch.nn.Identity())
+            scores = model.predict([("what does this model score?", "it scores a question and a passage")],
+                                   activation_fn=torch.nn.Identity(), convert_to_numpy=True, show_progress_bar=False)
+    except ModelInstallError:
+        raise
     except Exception as exc:  # transformers raises many types; the log keeps the details
         logger.warning("%s does not load as a cross-encoder", folder, exc_info=True)
         raise ModelInstallError(gettext_noop("it does not load as a cross-encoder ({error}; the server log has the "
@@ -129,8 +137,11 @@ def _check_embedding(folder: Path) -> dict[str, Any]:
     try:
         from sentence_transformers import SentenceTransformer
 
-        model = SentenceTransformer(str(folder), device="cpu", local_files_only=True, trust_remote_code=False)
-        vectors = model.encode(["what does this model embed?"], convert_to_numpy=True, show_progress_bar=False)
+        with abort_guard():
+            model = SentenceTransformer(str(folder), device="cpu", local_files_only=True, trust_remote_code=False)
+            vectors = model.encode(["what does this model embed?"], convert_to_numpy=True, show_progress_bar=False)
+    except ModelInstallError:
+        raise
     except Exception as exc:
         logger.warning("%s does not load as an embedding model", folder, exc_info=True)
         raise ModelInstallError(gettext_noop("it does not load as a sentence-transformers embedding model ({error}; "

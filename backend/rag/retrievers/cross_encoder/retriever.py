@@ -86,10 +86,28 @@ def load_cross_encoder(model_name: str, device: str) -> Any:
             problem = cross_encoder_problem(model_name)
             if problem:
                 raise TrellisError(problem)
-            from sentence_transformers import CrossEncoder
-
-            _models[key] = CrossEncoder(source, device=device.lower(), local_files_only=True, trust_remote_code=False)
+            _models[key] = _load(source, device)
         return _models[key]
+
+
+def _load(source: str, device: str) -> Any:
+    """A ``CrossEncoder`` from ``source`` (a folder or a cached hub id), once its files name no
+    function to run; ``SystemExit`` and the like raised while loading become ``ModelLoadAborted``."""
+    import torch
+    from sentence_transformers import CrossEncoder
+
+    from rag.models_manager.safety import abort_guard, hub_snapshot_folder, model_files_problem
+
+    folder = Path(source) if Path(source).is_dir() else hub_snapshot_folder(source)
+    if folder is None:
+        raise TrellisError(Problem(gettext_noop("{name} is not in the local Hugging Face cache"), name=source))
+    problem = model_files_problem(folder)
+    if problem is not None:
+        raise problem
+    with abort_guard():
+        # An activation given here is one the model's configuration is never asked for.
+        return CrossEncoder(str(folder), device=device.lower(), local_files_only=True, trust_remote_code=False,
+                            activation_fn=torch.nn.Identity())
 
 
 def cross_encoder_logits(model: Any, question: str, texts: Sequence[str], *, batch_size: int) -> list[float]:
