@@ -18,7 +18,10 @@ os.environ.setdefault("SECRET_KEY", "test-only-secret-key")
 # What an administrator would allow for the pipelines of ordinary users (common/reach.py): the
 # tests' scripted OpenAI-compatible servers listen on loopback, and the models they build (tiny
 # cross-encoders) are saved in temporary folders. Tests of the refusals override these.
-os.environ.setdefault("TRELLIS_OUTBOUND_ALLOW", "127.0.0.1,localhost")
+# The public servers the tests name (OpenAI's, a gateway) resolve nowhere offline, and a name
+# that resolves nowhere is refused like a private address: they are allowed by name instead.
+os.environ.setdefault("TRELLIS_OUTBOUND_ALLOW",
+                      "127.0.0.1,localhost,api.openai.com,gateway.example,gateway.example.org")
 os.environ.setdefault("TRELLIS_MODELS_DIRS", tempfile.gettempdir())
 # Tests never touch the developer's var/ or ~/.config/trellis: each run gets its own data
 # directory and configuration folder (where the credentials key lives).

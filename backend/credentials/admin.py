@@ -132,8 +132,10 @@ class CredentialAdminForm(forms.ModelForm):
             if name.startswith(prefix) and value not in ("", None)
         }
         try:
-            services.credential_values_validate(kind=kind, values=values,
-                                                keep_secrets_of=self.instance if self.editing else None)
+            _, normalised = services.credential_values_validate(
+                kind=kind, values=values, keep_secrets_of=self.instance if self.editing else None)
+            if owner is not None:
+                services.credential_reach_check(owner=owner, kind=kind, values=normalised)
         except ConfigValidationError as exc:
             for error in exc.errors:
                 field = prefix + error.path.removeprefix("values.") if error.path.startswith("values.") else ""

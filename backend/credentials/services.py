@@ -16,6 +16,8 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
 
+from common.outbound import outbound_policy_for
+from common.reach import reach_errors
 from rag.clients.outbound import origin
 from rag.components import load_components
 from rag.core import (
@@ -79,6 +81,21 @@ def credential_values_validate(
     return component, normalised["params"]
 
 
+def credential_reach_check(*, owner: AbstractBaseUser, kind: str, values: Mapping[str, Any]) -> None:
+    """Refuse a credential of ``owner`` whose URLs (``values.base_url``) are addresses the
+    pipelines of ``owner`` may not reach: private networks and loopback, unless an administrator
+    allowed them (``TRELLIS_OUTBOUND_ALLOW``). An administrator's credentials may name any.
+
+    Raises
+    ------
+    ConfigValidationError
+        The same sentence for every refused address, whatever answers there.
+    """
+    errors = reach_errors(owner=owner, config={"component": kind, "params": dict(values)}, path="")
+    if errors:
+        raise ConfigValidationError([dataclasses.replace(error, path=_api_path(error.path)) for error in errors])
+
+
 def _seal(credential: Credential, component: type[CredentialComponent], values: dict[str, Any]) -> None:
     instance = component(**values)
     credential.kind = component.NAME
@@ -109,6 +126,7 @@ def credential_create(
     if shared and not owner.is_staff:
         raise PermissionDenied("only staff can create shared credentials")
     component, normalised = credential_values_validate(kind=kind, values=values)
+    credential_reach_check(owner=owner, kind=component.NAME, values=normalised)
     credential = Credential(owner=owner, name=name, shared=shared)
     _seal(credential, component, normalised)
     credential.full_clean(exclude=["owner", "secret", "public_params", "mask"], validate_constraints=False)
@@ -138,6 +156,7 @@ def credential_update(
     if values is not None:
         component, normalised = credential_values_validate(kind=credential.kind, values=values,
                                                            keep_secrets_of=credential)
+        credential_reach_check(owner=credential.owner, kind=component.NAME, values=normalised)
         _seal(credential, component, normalised)
     if name is not None:
         credential.name = name
@@ -206,7 +225,8 @@ def credential_destinations_set(*, credential: Credential, destinations: list[st
 
 def credential_resolve(*, user: AbstractBaseUser | AnonymousUser | None, name: str) -> ConfigObject:
     """The credential component called ``name``, built with its decrypted secret: the user's own
-    credential of that name, else a shared one. Records the use in ``last_used_at``.
+    credential of that name, else a shared one. Records the use in ``last_used_at``. For a user
+    who is not an administrator, it may be sent only to addresses their pipelines may reach.
 
     Raises
     ------
@@ -229,6 +249,9 @@ def credential_resolve(*, user: AbstractBaseUser | AnonymousUser | None, name: s
                               f"edit it in the admin panel") from None
     if isinstance(component, CredentialComponent):
         component.grant_destinations(credential.destinations)
+        # Where the credential goes is checked at every use for an ordinary user: a stored base
+        # URL, or where its name points now, may be an address their pipelines may not reach.
+        component.restrict_outbound(outbound_policy_for(user))
     Credential.objects.filter(pk=credential.pk).update(last_used_at=timezone.now())
     logger.info("credential %r (%s) resolved for user %s", name, credential.kind, getattr(user, "pk", None))
     return component

@@ -31,9 +31,13 @@ def chroma_store() -> ChromaStore:
     return ChromaStore(path=settings.CHROMA_PATH)
 
 
-def embedding_model(config: dict[str, Any]):
-    """A ready embedding component (its model is shared per process, so this is cheap)."""
-    return build(config, kind="embedding")
+def embedding_model(config: dict[str, Any], *, owner: Any = None):
+    """A ready embedding component (its model is shared per process, so this is cheap). An
+    embedding service it calls is reached under the outbound policy of ``owner``, the knowledge
+    base's owner (None: any address)."""
+    from common.outbound import outbound_policy_for
+
+    return build(config, kind="embedding", infra={"outbound": outbound_policy_for(owner) if owner else None})
 
 
 def knowledge_base_chunks(knowledge_base: KnowledgeBase) -> ChunksByDocument:

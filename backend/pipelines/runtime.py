@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 
+from common.outbound import outbound_policy_for
 from common.reach import reach_errors
 from credentials.services import credential_resolver_for
 from knowledge.runtime import retriever_infra
@@ -44,8 +45,10 @@ def pipeline_strategy(pipeline: Pipeline) -> Strategy:
         unreachable = reach_errors(owner=pipeline.owner, config=pipeline.strategy, path="strategy")
         if unreachable:
             raise ConfigValidationError(unreachable)
+        # The owner's outbound policy goes with the components: each connection they open meets it.
+        infra = {**retriever_infra(knowledge_base), "outbound": outbound_policy_for(pipeline.owner)}
         strategy = build(pipeline.strategy, kind="strategy", registry=load_components(),
-                         infra=retriever_infra(knowledge_base), credentials=credential_resolver_for(pipeline.owner))
+                         infra=infra, credentials=credential_resolver_for(pipeline.owner))
         with _lock:
             _built[key] = strategy
             _building.pop(key, None)

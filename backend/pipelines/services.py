@@ -7,6 +7,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
+from common.outbound import outbound_policy_for
 from common.reach import reach_errors
 from credentials.selectors import credential_destinations, credential_named
 from knowledge.models import KnowledgeBase
@@ -16,7 +17,7 @@ from rag.components import load_components
 from rag.core import ConfigValidationError, FieldError, iter_nodes, validate_tree
 from rag.core.i18n import gettext_noop
 from rag.core.validation import join_path
-from rag.credentials.base import CredentialDestinationError
+from rag.credentials.base import CredentialDestinationError, CredentialOutboundError
 from rag.presets import default_retriever
 
 from .models import Pipeline
@@ -40,8 +41,10 @@ def _credential_uses(config: dict[str, Any]) -> list[tuple[str, str, dict[str, A
 
 
 def _credential_errors(owner: AbstractBaseUser, config: dict[str, Any], path: str) -> list[FieldError]:
-    """A credential the owner lacks, or one the tree would send to a server it is not bound to."""
+    """A credential the owner lacks, one the tree would send to a server it is not bound to, or
+    to an address the owner's pipelines may not reach (a credential's own base URL included)."""
     registry = load_components()
+    policy = outbound_policy_for(owner)
     errors = []
     for where, name, node in _credential_uses(config):
         credential = credential_named(user=owner, name=name)
@@ -55,6 +58,9 @@ def _credential_errors(owner: AbstractBaseUser, config: dict[str, Any], path: st
         if origin(destination) not in allowed:
             error = CredentialDestinationError(name, allowed, origin(destination) or str(destination))
             errors.append(FieldError(f"{path}.{where}", error.template, error.code, error.context))
+        elif policy is not None and destination and policy.problem(destination):
+            refused = CredentialOutboundError(name, origin(destination) or str(destination))
+            errors.append(FieldError(f"{path}.{where}", refused.template, refused.code, refused.context))
     return errors
 
 

@@ -42,11 +42,11 @@ def vector_index_ensure(*, knowledge_base: KnowledgeBase, embedding_config: dict
 
 def vector_index_build(*, index_id: int) -> None:
     """Embed every chunk of the knowledge base's ready documents into a new collection."""
-    index = VectorIndex.objects.select_related("knowledge_base").filter(pk=index_id).first()
+    index = VectorIndex.objects.select_related("knowledge_base__owner").filter(pk=index_id).first()
     if index is None:
         return
     try:
-        model = embedding_model(index.embedding_model)
+        model = embedding_model(index.embedding_model, owner=index.knowledge_base.owner)
         collection = chroma_store().collection(index.knowledge_base_id, index.model_key, index.metric)
         rows = list(
             index.knowledge_base.chunks.filter(document__status=Document.Status.READY)

@@ -115,7 +115,7 @@ def _ingest(run: Run, knowledge_base: KnowledgeBase) -> None:
                 page_count=parsed.metadata.get("page_count"), character_count=len(parsed.text))
 
     indexes = list(knowledge_base.vector_indexes.exclude(status=VectorIndex.Status.FAILED))
-    tokenizer_source = embedding_model(knowledge_base.embedding_model)
+    tokenizer_source = embedding_model(knowledge_base.embedding_model, owner=knowledge_base.owner)
     chunker = build(knowledge_base.chunker, kind="chunker", registry=load_components(),
                     infra={"tokenizer": tokenizer_source.tokenizer()})
     drafts = chunker.split(parsed.sections)
@@ -168,7 +168,7 @@ def _ingest(run: Run, knowledge_base: KnowledgeBase) -> None:
 def _embed(index: VectorIndex, chunks: list[Chunk], run: Run, done: int) -> tuple[np.ndarray, int]:
     """The vectors of ``chunks`` under ``index``'s model, reporting progress after every batch
     the model encodes (``done`` chunks of earlier indexes are already counted)."""
-    model = embedding_model(index.embedding_model)
+    model = embedding_model(index.embedding_model, owner=index.knowledge_base.owner)
 
     def batch_encoded(encoded: int, total: int) -> None:
         run.progress(done + len(chunks) * encoded // max(total, 1))

@@ -11,6 +11,8 @@ from typing import Any
 
 from rag.core import ConfigObject, CredentialError, TrellisError
 
+from .outbound import REFUSED, OutboundPolicy
+
 NO_KEY = "not-needed"
 logger = logging.getLogger(__name__)
 
@@ -34,10 +36,18 @@ def resolve_api_key(component: ConfigObject, credential: str | None, *, url: str
     return key
 
 
-def make_client(*, base_url: str, api_key: str, timeout: float, max_retries: int = 2) -> Any:
-    from openai import OpenAI
+def make_client(*, base_url: str, api_key: str, timeout: float, max_retries: int = 2,
+                outbound: OutboundPolicy | None = None) -> Any:
+    """The ``openai`` client for ``base_url``. It follows no redirect (a ``307`` would carry the
+    prompt to wherever it points), and with ``outbound`` (the policy of a pipeline saved by a
+    user who is not an administrator) it connects only to addresses the policy allows, each
+    checked when its connection opens."""
+    from openai import DEFAULT_CONNECTION_LIMITS, OpenAI
 
-    return OpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries)
+    from .guarded_http import guarded_client
+
+    return OpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries,
+                  http_client=guarded_client(outbound, timeout=timeout, limits=DEFAULT_CONNECTION_LIMITS))
 
 
 def scrub(text: str, api_key: str) -> str:
@@ -93,6 +103,10 @@ def readable_errors(where: str, *, api_key: str, timeout: float, error: type[Tre
     except openai.APITimeoutError:
         raise error(f"{where} did not answer within {timeout:g} s") from None
     except openai.APIConnectionError as exc:
+        from .guarded_http import refused
+
+        if refused(exc):
+            raise error(f"{where} {REFUSED}") from None
         raise error(f"could not reach {where}: {scrub(str(exc.__cause__ or exc), api_key)}") from None
     except openai.OpenAIError as exc:
         raise error(f"{where} gave an unusable answer: {scrub(str(exc), api_key)}") from None

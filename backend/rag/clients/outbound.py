@@ -5,6 +5,10 @@ A pipeline names servers (``base_url`` of an LLM, an embedding service, a search
 user who is not an administrator, that is a way into the server's own network: loopback ports,
 private ranges, cloud metadata addresses. ``OutboundPolicy`` allows public addresses, and beyond
 them only what an administrator listed (``TRELLIS_OUTBOUND_ALLOW``).
+
+A URL is checked when it is saved, and the address each connection goes to is checked again when
+it is opened (``rag.clients.guarded_http``): a name may point elsewhere by then (DNS rebinding),
+and a server may redirect. A name that does not resolve is refused, like a private address.
 """
 
 from __future__ import annotations
@@ -62,7 +66,7 @@ class OutboundPolicy:
 
     def problem(self, url: str) -> str | None:
         """None when ``url`` may be requested; otherwise a translatable sentence, the same for every
-        address that is not allowed, whatever answers there."""
+        address that is not allowed, whatever answers there (a name that resolves nowhere too)."""
         parts = urlsplit(url.strip())
         try:
             port = parts.port
@@ -73,21 +77,39 @@ class OutboundPolicy:
         if scheme not in DEFAULT_PORTS or not host:
             return gettext_noop("must be an http:// or https:// address")
         port = port or DEFAULT_PORTS[scheme]
-        if host in self.hosts or f"{host}:{port}" in self.hosts:
+        if self.names(host, port):
             return None
-        addresses = _addresses(host, port)
-        # A name that does not resolve reaches nothing now; it is checked again before each run,
-        # when it may resolve (to a public address, or not).
-        if all(self._reachable(address) for address in addresses):
+        if self.allowed_addresses(_addresses(host, port), port):
             return None
-        return gettext_noop("is not a public address; only an administrator can let pipelines reach it "
-                            "(TRELLIS_OUTBOUND_ALLOW)")
+        return REFUSED
 
-    def _reachable(self, address: Address) -> bool:
-        if any(address in network for network in self.networks):
+    def names(self, host: str, port: int) -> bool:
+        """Whether an administrator allowed ``host`` (or ``host:port``) by name: whatever it
+        resolves to is then theirs to answer for."""
+        host = host.lower().strip("[]").rstrip(".")
+        spelt = f"[{host}]" if ":" in host else host
+        return bool({host, spelt, f"{spelt}:{port}"} & self.hosts)
+
+    def allowed_addresses(self, addresses: Iterable[Address], port: int) -> bool:
+        """Whether every one of ``addresses`` may be reached on ``port``; none at all (a name that
+        resolves nowhere) is not."""
+        found = list(addresses)
+        return bool(found) and all(self._reachable(address, port) for address in found)
+
+    def _reachable(self, address: Address, port: int) -> bool:
+        if any(address in network for network in self.networks) or self.names(str(address), port):
             return True
         mapped = getattr(address, "ipv4_mapped", None)
         return (mapped or address).is_global
+
+
+REFUSED = gettext_noop("is not a public address; only an administrator can let pipelines reach it "
+                       "(TRELLIS_OUTBOUND_ALLOW)")
+
+
+def resolve(host: str, port: int) -> list[Address]:
+    """The addresses ``host`` stands for (itself when it is one); none when it resolves nowhere."""
+    return _addresses(host.lower().strip("[]").rstrip("."), port)
 
 
 def _addresses(host: str, port: int) -> list[Address]:
@@ -105,4 +127,4 @@ def _addresses(host: str, port: int) -> list[Address]:
             addresses.append(ipaddress.ip_address(str(sockaddr[0]).split("%", 1)[0]))
         except ValueError:
             continue
-    return addresses
+    return list(dict.fromkeys(addresses))

@@ -8,7 +8,7 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import AfterValidator, SecretStr
 
-from rag.clients.outbound import origin
+from rag.clients.outbound import OutboundPolicy, origin
 from rag.core import ConfigObject, CredentialError, ParamsT
 from rag.core.i18n import gettext_noop
 
@@ -56,6 +56,18 @@ class CredentialDestinationError(CredentialError):
         super().__init__(self.template.format(**self.context))
 
 
+class CredentialOutboundError(CredentialError):
+    """A credential would be sent to an address its user's pipelines may not reach."""
+
+    code = "outbound_address"
+    template = gettext_noop("the credential {name!r} cannot be sent to {destination}: it is not a public address; "
+                            "only an administrator can let pipelines reach it (TRELLIS_OUTBOUND_ALLOW)")
+
+    def __init__(self, name: str, destination: str) -> None:
+        self.context = {"name": name, "destination": destination}
+        super().__init__(self.template.format(**self.context))
+
+
 class CredentialComponent(ConfigObject[ParamsT]):
     """Base of the credential components (kind ``credential``): a secret and the public settings
     that go with it, such as a base URL.
@@ -81,6 +93,7 @@ class CredentialComponent(ConfigObject[ParamsT]):
                             f"({expected}), not {given}")
 
     _granted_destinations: tuple[str, ...] = ()
+    _outbound: OutboundPolicy | None = None
 
     @classmethod
     def own_destinations(cls, public_params: Mapping[str, Any]) -> list[str]:
@@ -100,15 +113,26 @@ class CredentialComponent(ConfigObject[ParamsT]):
         credential store, never by the credential's own editable settings)."""
         self._granted_destinations = tuple(urls)
 
+    def restrict_outbound(self, policy: OutboundPolicy | None) -> None:
+        """Let this credential be sent only to addresses ``policy`` allows (the credential store
+        sets it when the user resolving the credential is not an administrator)."""
+        self._outbound = policy
+
     def destinations(self) -> list[str]:
         return self.destinations_of(self.public_values(), self._granted_destinations)
 
     def check_destination(self, name: str, url: str) -> None:
         """Raise ``CredentialDestinationError`` unless the credential called ``name`` may be
-        sent to ``url``. Components call it before every use of a secret."""
+        sent to ``url``, and ``CredentialOutboundError`` when ``url`` is an address the outbound
+        policy set by ``restrict_outbound`` refuses. Components call it before every use of a
+        secret."""
         allowed = self.destinations()
         if origin(url) not in allowed:
             raise CredentialDestinationError(name, allowed, origin(url) or url)
+        # Checked before anything is sent, so a refused address answers the same whether
+        # something listens there or not.
+        if self._outbound is not None and self._outbound.problem(url):
+            raise CredentialOutboundError(name, origin(url) or url)
 
     def secret_values(self) -> dict[str, str]:
         """The secrets in plain text, for the credential store to encrypt. Handle with care."""

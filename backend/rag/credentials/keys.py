@@ -57,6 +57,7 @@ class OpenAIAPIKey(CredentialComponent["OpenAIAPIKey.Params"]):
         )
         base_url: str | None = param(
             None,
+            json_schema_extra={"x-outbound": True},
             title=_BASE_URL_TITLE,
             description=ml(
                 "The API root this key is for, e.g. http://10.0.0.5:8000/v1; the key is sent to no other "
@@ -191,6 +192,7 @@ class WebSearchAPIKey(CredentialComponent["WebSearchAPIKey.Params"]):
         )
         base_url: str | None = param(
             None,
+            json_schema_extra={"x-outbound": True},
             title=_BASE_URL_TITLE,
             description=ml(
                 "The endpoint, for a self-hosted SearXNG or a proxy; empty uses the provider's own.",

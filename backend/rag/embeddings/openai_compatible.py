@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from rag.clients.openai_api import NO_KEY, make_client, readable_errors, resolve_api_key
+from rag.clients.outbound import OutboundPolicy
 from rag.core import ml, param, register
 
 from .base import EmbeddingError, EmbeddingModel, EmbeddingParams, EmbeddingProgress, normalise, slug
@@ -139,6 +140,7 @@ class OpenAICompatibleEmbedding(EmbeddingModel["OpenAICompatibleEmbedding.Params
         self._api_key = NO_KEY
         self._client_lock = threading.Lock()
         self._probed_dimension: int | None = None
+        self._outbound: OutboundPolicy | None = None
 
     # -- metadata ---------------------------------------------------------------------------
 
@@ -171,6 +173,12 @@ class OpenAICompatibleEmbedding(EmbeddingModel["OpenAICompatibleEmbedding.Params
 
     # -- life cycle -------------------------------------------------------------------------
 
+    def inject_infra(self, *, outbound: OutboundPolicy | None = None, **infra: Any) -> None:
+        """``outbound``: the policy every connection must meet (given for the components of a user
+        who is not an administrator); None reaches any address."""
+        self._outbound = outbound
+        super().inject_infra(**infra)
+
     def init_model(self) -> None:
         """Resolve the credential and build the HTTP client (no request is made)."""
         with self._client_lock:
@@ -178,7 +186,7 @@ class OpenAICompatibleEmbedding(EmbeddingModel["OpenAICompatibleEmbedding.Params
                 return
             self._api_key = resolve_api_key(self, self.params.credential, url=self.params.base_url)
             self._client = make_client(base_url=self.params.base_url, api_key=self._api_key,
-                                       timeout=self.params.timeout)
+                                       timeout=self.params.timeout, outbound=self._outbound)
 
     def close(self) -> None:
         with self._client_lock:

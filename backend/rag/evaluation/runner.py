@@ -379,7 +379,8 @@ def evaluate(
     if corpus is None:
         corpus = build_corpus(dataset, default_embedding=embedding, chunker=chunker, cache_dir=cache_dir)
     if judge is not None and not isinstance(judge, ConfigObject):
-        judge = build(judge, kind=LLM, registry=load_components(), credentials=credentials)
+        judge = build(judge, kind=LLM, registry=load_components(), credentials=credentials,
+                      infra={"outbound": corpus.infra.get("outbound")})
     per_pipeline = len(dataset.queries) + min(options.answer_queries, len(dataset.queries))
     total = per_pipeline * len(pipelines)
     results = []

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any, Literal
 
 from rag.clients.openai_api import NO_KEY, make_client, readable_errors, resolve_api_key
+from rag.clients.outbound import OutboundPolicy
 from rag.core import ml, param, register
 
 from .base import LLM, LLMError, Message, json_only_instruction
@@ -91,6 +92,13 @@ class OpenAICompatibleLLM(LLM["OpenAICompatibleLLM.Params"]):
         self._api_key = NO_KEY
         self._lock = threading.Lock()
         self._tools_unsupported = self.params.function_calling == "json"
+        self._outbound: OutboundPolicy | None = None
+
+    def inject_infra(self, *, outbound: OutboundPolicy | None = None, **infra: Any) -> None:
+        """``outbound``: the policy every connection must meet (given for the components of a user
+        who is not an administrator); None reaches any address."""
+        self._outbound = outbound
+        super().inject_infra(**infra)
 
     def init_model(self) -> None:
         """Resolve the credential and build the client (no request is made)."""
@@ -98,7 +106,7 @@ class OpenAICompatibleLLM(LLM["OpenAICompatibleLLM.Params"]):
             if self._client is None:
                 self._api_key = resolve_api_key(self, self.params.credential, url=self.params.base_url)
                 self._client = make_client(base_url=self.params.base_url, api_key=self._api_key,
-                                           timeout=self.params.timeout)
+                                           timeout=self.params.timeout, outbound=self._outbound)
 
     def close(self) -> None:
         with self._lock:

@@ -97,9 +97,13 @@ def test_an_address_the_administrator_allowed_is_accepted(api, knowledge_base, s
     assert save(api, knowledge_base, remote_llm("http://localhost:8001/v1")).status_code == 400  # another port
 
 
-def test_a_name_that_resolves_nowhere_yet_is_saved_and_checked_again_at_run_time(api, knowledge_base, settings):
+def test_a_name_that_resolves_nowhere_is_refused_like_a_private_address(api, knowledge_base, settings):
+    # Round 3: it used to be saved (and checked again at run time, when it might point inside).
     settings.TRELLIS_OUTBOUND_ALLOW = []
-    assert save(api, knowledge_base, remote_llm("http://no-such-host.invalid/v1")).status_code == 201
+    unknown = save(api, knowledge_base, remote_llm("http://no-such-host.invalid/v1"))
+    private = save(api, knowledge_base, remote_llm("http://10.1.2.3/v1"))
+    assert unknown.status_code == private.status_code == 400
+    assert unknown.json()["errors"] == private.json()["errors"]
 
 
 def test_an_administrator_names_any_address_and_file(admin_user, settings, tmp_path):
