@@ -1,5 +1,5 @@
 """ASGI entry point: HTTP through Django (``/mcp`` through the MCP server first), websockets
-through Channels (authenticated, origin-checked)."""
+through Channels (authenticated; from the app's own origins only, ``common.origins``)."""
 
 import os
 
@@ -11,10 +11,10 @@ django_asgi_app = get_asgi_application()
 # Imported after Django is set up: routing modules import models.
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.conf import settings  # noqa: E402
 
 from common.limits import RequestBodyLimit  # noqa: E402
+from common.origins import SameOriginValidator  # noqa: E402
 from config.routing import websocket_urlpatterns  # noqa: E402
 from gateway.asgi import with_mcp  # noqa: E402
 from jobs import recover_interrupted_work  # noqa: E402
@@ -37,6 +37,8 @@ application = ProtocolTypeRouter(
         # Bodies past their limit are refused before Django reads (and spools) them; the MCP
         # server, which has its own limit, answers /mcp.
         "http": with_mcp(RequestBodyLimit(django_asgi_app)),
-        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        # Handshakes from the app's own origins only (scheme, host and port), as Django's CSRF
+        # check decides for REST: a page on another port of the same host is another site.
+        "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

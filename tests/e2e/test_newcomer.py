@@ -10,12 +10,15 @@ import os
 import re
 import signal
 import subprocess
+import threading
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from http.cookiejar import CookieJar
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -323,3 +326,60 @@ def test_make_run_started_the_server_with_debug_off_and_its_keys_where_they_belo
     with pytest.raises(urllib.error.HTTPError) as missing:
         urllib.request.urlopen(newcomer.url + "/api/v1/no-such-endpoint/", timeout=10)
     assert b"DEBUG = True" not in missing.value.read()
+
+
+# -- a page of another site on the same host ------------------------------------------------------
+
+# Opens a websocket and says how it ended: "open", or "closed <code>" when the handshake failed.
+OPEN_SOCKET = """url => new Promise(resolve => {
+  const socket = new WebSocket(url);
+  socket.onopen = () => { resolve("open"); socket.close(); };
+  socket.onclose = event => resolve(`closed ${event.code}`);
+})"""
+
+
+@contextmanager
+def page_on_another_port(html: str) -> Iterator[str]:
+    """``html`` served at ``http://127.0.0.1:<another port>/``: another origin than the app's, on the
+    same host, so the browser sends the app's cookies with its requests to the app."""
+
+    class OnePage(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = html.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), OnePage)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_page_on_another_port_cannot_open_a_signed_in_users_chat_socket(newcomer, page, browser_errors):
+    conversation = Api(newcomer.url, "demo", newcomer.password).send("POST", "/api/v1/conversations/", {})
+    socket_url = newcomer.url.replace("http://", "ws://") + f"/ws/chat/{conversation['id']}/"
+    page.goto(newcomer.url + "/")
+    page.get_by_label("User name").fill("demo")
+    page.get_by_label("Password").fill(newcomer.password)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("heading", name="Knowledge bases", level=1)).to_be_visible()
+    # From the app's own page, the signed-in user's socket opens.
+    assert page.evaluate(OPEN_SOCKET, socket_url) == "open"
+
+    # From a page on another port of the same host, in the same browser (the session cookie is
+    # sent: cookies are not bound to a port), the handshake is refused.
+    browser_errors.expect(r"WebSocket connection to .*/ws/chat/.* failed")
+    with page_on_another_port("<!doctype html><title>Another site</title><p>Nothing to see.</p>") as elsewhere:
+        page.goto(elsewhere)
+        expect(page).to_have_title("Another site")
+        assert page.evaluate(OPEN_SOCKET, socket_url) == "closed 1006"
