@@ -103,11 +103,15 @@ def check_vector_store() -> str:
     from rag.stores import VectorStoreError
 
     store = chroma_store()
-    where = f"chroma server at {redacted(store.url)}" if store.url else f"local chroma at {store.path}"
+    # The probe answers anyone: the local store is named without the data folder's path.
+    where = f"chroma server at {redacted(store.url)}" if store.url else "local chroma (in the data folder)"
     try:
         store.heartbeat()
     except VectorStoreError as exc:
-        raise DependencyError(str(exc)) from exc
+        message = str(exc)
+        for folder in sorted({str(store.path), str(settings.DATA_DIR)} - {"", "None"}, key=len, reverse=True):
+            message = message.replace(folder, "<data folder>")
+        raise DependencyError(message) from exc
     return where
 
 
