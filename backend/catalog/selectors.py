@@ -5,7 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.contrib.auth.models import AbstractBaseUser
+
 from common.i18n import translate
+from common.reach import reach_errors
 from rag.components import load_components
 from rag.core import FieldError, localize_schema, normalize_language, render_representation, validate_tree
 from rag.core.params import I18N_KEY, LABELS_KEY
@@ -134,13 +137,22 @@ def localize_field_error(error: FieldError, language: str | None) -> str:
     return translate(error.template, error.context, language, fallback=error.message, plural=error.plural)
 
 
-def component_tree_validate(*, tree: Any, language: str | None, kind: str | None = None) -> TreeValidation:
-    """Validate a component tree; on success render every node's representation.
+def component_tree_validate(*, tree: Any, language: str | None, kind: str | None = None,
+                            owner: AbstractBaseUser | None = None) -> TreeValidation:
+    """Validate a component tree for ``owner``; on success render every node's representation.
 
-    Representations use the catalog's templates, so an admin's edits show up here too.
+    What ``owner`` may reach (addresses, model files) is checked before whether a model is
+    there, as saving does: a user who may not name a server path is told so, the same way
+    whether it exists or not. Representations use the catalog's templates, so an admin's edits
+    show up here too.
     """
     registry = load_components()
-    config, errors = validate_tree(tree, registry=registry, kind=kind, check_availability=True)
+    config, errors = validate_tree(tree, registry=registry, kind=kind)
+    if not errors:
+        assert config is not None
+        errors = reach_errors(owner=owner, config=config, path="")
+    if not errors:
+        config, errors = validate_tree(tree, registry=registry, kind=kind, check_availability=True)
     if errors:
         return TreeValidation(
             valid=False,

@@ -72,9 +72,9 @@ def test_detail_of_an_unknown_component_is_404(client):
     assert client.get(reverse("component-detail", args=["NoSuchThing"])).status_code == 404
 
 
-def test_validate_answers_an_invalid_tree_with_200_and_every_error_at_its_path_translated(client):
+def test_validate_answers_an_invalid_tree_with_200_and_every_error_at_its_path_translated(api):
     tree = {"component": SAMPLE.NAME, "params": {"no_such_param": 1}}
-    response = client.post(reverse("component-validate"), {"tree": tree}, content_type="application/json",
+    response = api.post(reverse("component-validate"), {"tree": tree}, content_type="application/json",
                            HTTP_ACCEPT_LANGUAGE="es")
     assert response.status_code == 200
     body = response.json()
@@ -92,9 +92,9 @@ def test_validate_answers_an_invalid_tree_with_200_and_every_error_at_its_path_t
     ("zh-Hant", {"params.retriever": "請在此加入檢索器",
                  "params.retriever.params.children": "「融合」至少需要 2 個檢索器"}),
 ])
-def test_validation_says_what_to_do_in_the_requests_language(client, language, expected):
+def test_validation_says_what_to_do_in_the_requests_language(api, language, expected):
     def problems(tree):
-        body = client.post(reverse("component-validate"), {"tree": tree, "kind": "strategy"},
+        body = api.post(reverse("component-validate"), {"tree": tree, "kind": "strategy"},
                            content_type="application/json", HTTP_ACCEPT_LANGUAGE=language).json()
         return {error["path"]: error["message"] for error in body["errors"]}
 
@@ -105,9 +105,9 @@ def test_validation_says_what_to_do_in_the_requests_language(client, language, e
         "params.retriever.params.children": expected["params.retriever.params.children"]}
 
 
-def test_an_unknown_component_is_only_compared_with_what_the_slot_takes(client):
+def test_an_unknown_component_is_only_compared_with_what_the_slot_takes(api):
     tree = {"component": "NaiveRAG", "params": {"retriever": {"component": "WebSearchRetriever"}}}
-    body = client.post(reverse("component-validate"), {"tree": tree, "kind": "strategy"},
+    body = api.post(reverse("component-validate"), {"tree": tree, "kind": "strategy"},
                        content_type="application/json").json()
     [error] = body["errors"]
     assert error["code"] == "unknown_component"
@@ -115,18 +115,18 @@ def test_an_unknown_component_is_only_compared_with_what_the_slot_takes(client):
     assert "WebSearchAPIRetriever" not in error["message"] and "did you mean" in error["message"]
 
 
-def test_validate_reports_a_wrong_root_kind_and_refuses_a_request_without_a_tree(client):
-    response = client.post(reverse("component-validate"), {"tree": {"component": SAMPLE.NAME}, "kind": "strategy"},
+def test_validate_reports_a_wrong_root_kind_and_refuses_a_request_without_a_tree(api):
+    response = api.post(reverse("component-validate"), {"tree": {"component": SAMPLE.NAME}, "kind": "strategy"},
                            content_type="application/json")
     assert response.status_code == 200
     assert response.json()["errors"][0]["code"] == "wrong_kind"
-    malformed = client.post(reverse("component-validate"), {}, content_type="application/json")
+    malformed = api.post(reverse("component-validate"), {}, content_type="application/json")
     assert malformed.status_code == 400
     assert [error["path"] for error in malformed.json()["errors"]] == ["tree"]
 
 
-def test_validate_renders_the_representation_of_a_valid_tree(client):
-    response = client.post(reverse("component-validate"), {"tree": {"component": SAMPLE.NAME}},
+def test_validate_renders_the_representation_of_a_valid_tree(api):
+    response = api.post(reverse("component-validate"), {"tree": {"component": SAMPLE.NAME}},
                            content_type="application/json", HTTP_ACCEPT_LANGUAGE="es")
     assert response.status_code == 200
     body = response.json()
@@ -137,27 +137,27 @@ def test_validate_renders_the_representation_of_a_valid_tree(client):
     assert node["representation"] == SAMPLE(**body["config"]["params"]).render_representation("es")
 
 
-def test_nested_components_read_as_short_names_and_values_as_labels_in_the_requests_language(client):
+def test_nested_components_read_as_short_names_and_values_as_labels_in_the_requests_language(api):
     tree = {"component": "EnsembleRetriever", "params": {"children": [
         {"component": "BM25Retriever"}, {"component": "DenseEmbeddingRetriever"}]}}
     expected = {"en": "Fusion · RRF · BM25, Dense · top 10", "es": "Fusión · RRF · BM25, Denso · 10 mejores",
                 "zh-Hant": "融合 · RRF · BM25、稠密 · 前 10 名"}
     for language, representation in expected.items():
-        body = client.post(reverse("component-validate"), {"tree": tree}, content_type="application/json",
+        body = api.post(reverse("component-validate"), {"tree": tree}, content_type="application/json",
                            HTTP_ACCEPT_LANGUAGE=language).json()
         assert body["nodes"][0]["representation"] == representation
-    dense = by_name(client.get(reverse("component-list"), HTTP_ACCEPT_LANGUAGE="es").json())["DenseEmbeddingRetriever"]
+    dense = by_name(api.get(reverse("component-list"), HTTP_ACCEPT_LANGUAGE="es").json())["DenseEmbeddingRetriever"]
     assert dense["short_name"] == "Denso"
     assert dense["value_labels"]["similarity_metric"] == {"cosine": "coseno", "l2": "L2", "ip": "producto interno"}
 
 
-def test_an_admins_short_name_shows_in_the_representations_of_the_nodes_around_it(client):
+def test_an_admins_short_name_shows_in_the_representations_of_the_nodes_around_it(api):
     bm25 = Component.objects.get(name="BM25Retriever").translations.get(language="en")
     bm25.short_name, bm25.edited = "Keywords", True
     bm25.save()
     tree = {"component": "EnsembleRetriever", "params": {"children": [
         {"component": "BM25Retriever"}, {"component": "DenseEmbeddingRetriever"}]}}
-    body = client.post(reverse("component-validate"), {"tree": tree}, content_type="application/json").json()
+    body = api.post(reverse("component-validate"), {"tree": tree}, content_type="application/json").json()
     assert body["nodes"][0]["representation"] == "Fusion · RRF · Keywords, Dense · top 10"
 
 
