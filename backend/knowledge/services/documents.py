@@ -126,16 +126,26 @@ def documents_upload(
             )
             publish_document_progress(document)
             if start:
-                jobs.enqueue_on_commit(INGEST_TASK, document_id=document.pk, attempt=document.attempt)
+                jobs.enqueue_on_commit(INGEST_TASK, document_id=document.pk, attempt=document.attempt,
+                                       owner=document.owner_id)
         seen[sha256] = document
         accepted.append(document)
     return UploadOutcome(accepted, rejected)
 
 
-def document_requeue(*, document: Document, priority: jobs.Priority = jobs.Priority.USER) -> Document:
+def ingestion_subject(document_id: int) -> str:
+    """What the job runner counts a document's crashed ingestion runs by (``jobs.crashes``)."""
+    return f"document:{document_id}"
+
+
+def document_requeue(*, document: Document, priority: jobs.Priority = jobs.Priority.USER,
+                     after_crash: bool = False) -> Document:
     """Queue ``document`` for ingestion again (a retry after failure, a re-index, or a recovery
-    after a crash). Any run still working on it sees a newer attempt and stops."""
+    after a crash). Any run still working on it sees a newer attempt and stops. A retry
+    (``after_crash`` false) forgets the runs a crash cut short; recovery keeps counting them."""
     with transaction.atomic():
+        if not after_crash:
+            jobs.forget_crashes(ingestion_subject(document.pk))
         was_ready = Document.objects.filter(pk=document.pk, status=Document.Status.READY).exists()
         Document.objects.filter(pk=document.pk).update(
             attempt=F("attempt") + 1, status=Document.Status.QUEUED, progress_done=0, progress_total=0,
@@ -145,8 +155,24 @@ def document_requeue(*, document: Document, priority: jobs.Priority = jobs.Prior
             KnowledgeBase.objects.filter(pk=document.knowledge_base_id).update(content_version=F("content_version") + 1)
         document.refresh_from_db()
         publish_document_progress(document)
-        jobs.enqueue_on_commit(INGEST_TASK, document_id=document.pk, attempt=document.attempt, priority=priority)
+        jobs.enqueue_on_commit(INGEST_TASK, document_id=document.pk, attempt=document.attempt, priority=priority,
+                               owner=document.owner_id)
     return document
+
+
+def document_fail(*, document: Document, template: str, code: str, context: dict | None = None) -> None:
+    """Mark ``document``'s current attempt failed with a readable reason, dropping what it wrote."""
+    from .ingestion import Run, _fail
+
+    _fail(Run(document), template=template, code=code, context=context or {})
+
+
+def document_ingestion_aborted(*, document_id: int, attempt: int, error: BaseException) -> None:
+    """Fail a document whose ingestion let ``error`` escape (``SystemExit`` from a model's code…)."""
+    document = Document.objects.filter(pk=document_id, attempt=attempt).first()
+    if document is not None:
+        document_fail(document=document, template=jobs.ABORTED, code="aborted",
+                      context={"error": type(error).__name__})
 
 
 def document_delete(*, document: Document) -> None:
@@ -174,8 +200,18 @@ def document_delete(*, document: Document) -> None:
 @jobs.recovery
 def documents_requeue_interrupted() -> int:
     """Re-queue documents a crash left between ``queued`` and ``ready`` (and the demo's, which
-    start with the server), behind any upload made meanwhile."""
+    start with the server), behind any upload made meanwhile. A document the server crashed on
+    twice (``jobs.MAX_CRASHES``) fails instead: re-queued, it would crash it again."""
     interrupted = list(Document.objects.filter(status__in=Document.IN_PROGRESS).order_by("pk"))
+    requeued = 0
     for document in interrupted:
-        document_requeue(document=document, priority=jobs.Priority.BACKGROUND)
-    return len(interrupted)
+        subject = ingestion_subject(document.pk)
+        if jobs.crashed_too_often(subject):
+            logger.error("document %s crashed the server %d times while being ingested; failing it",
+                         document.pk, jobs.crashes(subject))
+            document_fail(document=document, template=jobs.CRASHED, code="crashed")
+            jobs.forget_crashes(subject)
+            continue
+        document_requeue(document=document, priority=jobs.Priority.BACKGROUND, after_crash=True)
+        requeued += 1
+    return requeued
