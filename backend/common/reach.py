@@ -8,7 +8,10 @@ sentence-transformers open any file. So for them:
 - outbound URLs (parameters marked ``x-outbound``) must be public addresses, or ones an
   administrator allowed with ``TRELLIS_OUTBOUND_ALLOW``;
 - model files and folders (``x-local-path``, and a path given where a model name is expected,
-  ``x-model-name``) must lie inside ``TRELLIS_MODELS_DIRS``.
+  ``x-model-name``) must lie inside ``TRELLIS_MODELS_DIRS``;
+- an installed model private to another user may not be named, by its name or by a path into
+  the model store;
+- a parameter marked ``x-admin-only`` (``trust_remote_code``) may not be turned on.
 
 The refusals say the same whether a host or a file exists or not. Administrators (staff users)
 may name anything: they run the server.
@@ -32,6 +35,10 @@ from rag.core.validation import join_path
 
 OUTSIDE_MODEL_FOLDERS = gettext_noop(
     "must name a model inside the model folders an administrator set up (TRELLIS_MODELS_DIRS)")
+ADMIN_ONLY = gettext_noop(
+    "only an administrator may turn this on: it lets the model run the Python code that comes with it")
+ANOTHER_USERS_MODEL = gettext_noop(
+    "{name!r} is another user's private model; install your own copy to use it")
 _HUB_NAME = re.compile(r"^[A-Za-z0-9][\w.\-]*(/[A-Za-z0-9][\w.\-]*)?$")
 
 
@@ -48,10 +55,19 @@ def reach_errors(*, owner: AbstractBaseUser | None, config: Mapping[str, Any], p
         for name, info in fields.items():
             extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
             value = (node.get("params") or {}).get(name)
+            if extra.get("x-admin-only") and value:
+                relative = join_path(node_path, "params", name)
+                errors.append(FieldError(f"{path}.{relative}" if path else relative, ADMIN_ONLY, "admin_only"))
+                continue
             if not isinstance(value, str) or not value:
                 continue
             relative = join_path(node_path, "params", name)
             where = f"{path}.{relative}" if path else relative
+            hidden = _private_model_of_another(owner, value, extra) if extra.get("x-model-name") \
+                or extra.get("x-local-path") else None
+            if hidden is not None:
+                errors.append(FieldError(where, ANOTHER_USERS_MODEL, "private_model", {"name": hidden}))
+                continue
             if extra.get("x-outbound"):
                 problem = policy.problem(value)
                 if problem:
@@ -60,6 +76,30 @@ def reach_errors(*, owner: AbstractBaseUser | None, config: Mapping[str, Any], p
                     and not inside_model_folders(value):
                 errors.append(FieldError(where, OUTSIDE_MODEL_FOLDERS, "model_path"))
     return errors
+
+
+def _private_model_of_another(owner: AbstractBaseUser | None, value: str, extra: Mapping[str, Any]) -> str | None:
+    """The name of the installed model ``value`` names (by name, or by a path into the model
+    store) when it is private to another user than ``owner``; else None. Private models are
+    named by their name only (``ModelStore.resolve``), so a hub id never reaches one."""
+    from rag.models_manager import Viewer, store
+
+    models = store()
+    viewer = Viewer(owner=str(owner.pk) if owner is not None and owner.pk is not None else None)
+    model = models.get(value) if not extra.get("x-local-path") else None
+    if model is None:
+        try:
+            target = Path(value).expanduser().resolve()
+            root = models.root.expanduser().resolve()
+        except (OSError, RuntimeError, ValueError):
+            return None
+        if root not in target.parents:
+            return None
+        folder = target.relative_to(root).parts[0]
+        model = models.get(folder)
+        if model is None:  # the store's own folders (.staging, .partial…) hold no model to use
+            return folder
+    return model.name if not viewer.sees(model) else None
 
 
 def _names_a_path(value: str) -> bool:

@@ -197,10 +197,17 @@ class EvaluationOutputSerializer(serializers.Serializer):
     seed = serializers.IntegerField()
     summary = serializers.SerializerMethodField(help_text="Per pipeline: averaged metrics and 95% CIs (when done).")
     report = serializers.SerializerMethodField(help_text="URLs of report.md, metrics.png, recall.png, results.json.")
-    error = serializers.CharField()
+    error = serializers.SerializerMethodField(help_text="Why it failed (empty unless failed), in the request's "
+                                                        "language where the reason is one of Trellis's own.")
     created_at = serializers.DateTimeField()
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField(allow_null=True)
+
+    def get_error(self, evaluation: Evaluation) -> str:
+        # Stored in English; a reason Trellis itself gives whole ("crashed the server while
+        # loading…") is a catalogue message, any other text comes back as it is.
+        language = getattr(self.context.get("request"), "LANGUAGE_CODE", None)
+        return translate(evaluation.error, {}, language, fallback=evaluation.error) if evaluation.error else ""
 
     def get_pipelines(self, evaluation: Evaluation) -> list[dict[str, Any]]:
         return [{key: entry.get(key) for key in ("name", "pipeline_id", "preset")} for entry in evaluation.pipelines]

@@ -9,7 +9,6 @@ from django.http import Http404
 from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
-from rest_framework.permissions import IsAdminUser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -40,7 +39,13 @@ class ModelOutputSerializer(serializers.Serializer):
     installed_at = serializers.CharField(allow_null=True)
     details = serializers.DictField(help_text='What the load check learnt: {"labels": 1} or {"dimension": 384}.')
     enables = EnablesSerializer(help_text="The components and presets it lets run.")
-    removable = serializers.BooleanField(help_text="Installed (not packaged), so an administrator may remove it.")
+    removable = serializers.BooleanField(
+        help_text="Installed (not packaged), and this user may remove it: an administrator any, a user their own.")
+    private = serializers.BooleanField(
+        help_text="Private to the user who installed it (an ordinary user's upload or hub install); others "
+                  "neither see nor use it. False: every user may use it.")
+    owner = serializers.CharField(allow_null=True, help_text="Whose private model it is (shown to its owner and "
+                                                             "administrators); null for a shared model.")
 
 
 class ModelListApi(APIView):
@@ -53,7 +58,8 @@ class ModelListApi(APIView):
     def get(self, request: Request) -> Response:
         filters = self.FilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
-        return Response(ModelOutputSerializer(selectors.model_list(**filters.validated_data), many=True).data)
+        return Response(ModelOutputSerializer(selectors.model_list(user=request.user, **filters.validated_data),
+                                              many=True).data)
 
 
 class ModelInstallerApi(APIView):
@@ -67,7 +73,10 @@ class ModelInstallerApi(APIView):
         max_bytes = serializers.IntegerField(help_text="TRELLIS_MAX_MODEL_MB in bytes.")
         kinds = serializers.ListField(child=serializers.CharField(), help_text="The kinds that can be installed.")
         can_install_folders = serializers.BooleanField()
-        can_remove = serializers.BooleanField()
+        can_remove = serializers.BooleanField(help_text="May remove every installed model (administrators).")
+        installs_private = serializers.BooleanField(
+            help_text="What this user installs (an upload, a hub download) is private to them: other users "
+                      "neither see nor use it. False for administrators, whose installs every user shares.")
 
     @extend_schema(operation_id="models_installer", responses=OutputSerializer)
     def get(self, request: Request) -> Response:
@@ -179,17 +188,17 @@ class ModelInstallDetailApi(APIView):
 
 
 class ModelRemoveApi(APIView):
-    """Remove an installed model (administrators only); packaged models cannot be removed."""
-
-    permission_classes = [IsAdminUser]
+    """Remove an installed model: administrators any, a user their own private models;
+    packaged models cannot be removed."""
 
     @extend_schema(operation_id="models_installed_destroy", parameters=[LANG_PARAMETER],
-                   responses={204: None, **INVALID})
+                   responses={204: None, **INVALID, 403: FieldErrorsSerializer})
     def delete(self, request: Request, name: str) -> Response:
         try:
             services.model_remove(name=name, user=request.user)
         except ConfigValidationError as exc:
             if any(error.code == "not_installed" for error in exc.errors):
                 raise Http404 from None
-            return errors_response(config_errors(exc, request.LANGUAGE_CODE))
+            forbidden = any(error.code == "forbidden" for error in exc.errors)
+            return errors_response(config_errors(exc, request.LANGUAGE_CODE), 403 if forbidden else 400)
         return Response(status=status.HTTP_204_NO_CONTENT)

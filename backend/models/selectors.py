@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
+from collections.abc import Iterator
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import QuerySet
 
 from common.i18n import translate
-from rag.models_manager import INSTALLABLE_KINDS, InstalledModel, enables, packaged_models, store
+from rag.models_manager import (
+    INSTALLABLE_KINDS,
+    InstalledModel,
+    Viewer,
+    enables,
+    packaged_models,
+    store,
+    viewing_as,
+)
 from rag.models_manager.hub import endpoint_of
 
 from .models import ModelInstall
@@ -24,11 +35,44 @@ def _packaged() -> tuple[InstalledModel, ...]:
     return tuple(packaged_models())
 
 
-def _row(model: InstalledModel) -> dict[str, Any]:
+def install_owner(user: AbstractBaseUser | None) -> str | None:
+    """Whom a model ``user`` installs is private to: an ordinary user's own installs (uploads and
+    hub downloads alike: anyone may publish a hub repository) are theirs alone; an
+    administrator's, and the command line's (``None``), are every user's."""
+    if user is None or user.is_staff:
+        return None
+    return str(user.pk)
+
+
+def model_viewer(user: AbstractBaseUser | AnonymousUser | None) -> Viewer:
+    """What ``user`` sees of the installed models: the shared ones and their own; an
+    administrator, every one."""
+    if user is None or not user.is_authenticated:
+        return Viewer(owner=None)
+    return Viewer(owner=str(user.pk), admin=bool(user.is_staff))
+
+
+@contextlib.contextmanager
+def models_visible_to(user: AbstractBaseUser | AnonymousUser | None) -> Iterator[None]:
+    """Inside, the engine offers ``user`` only the installed models they may use (the presets'
+    choice of an installed cross-encoder)."""
+    viewer = model_viewer(user)
+    with viewing_as(viewer.owner, admin=viewer.admin):
+        yield
+
+
+def model_hidden_from(user: AbstractBaseUser | AnonymousUser | None, model: InstalledModel) -> bool:
+    """Whether ``model`` is another user's private model, which ``user`` may not name."""
+    return not model_viewer(user).sees(model)
+
+
+def _row(model: InstalledModel, *, user: AbstractBaseUser | None = None,
+         owners: dict[str, str] | None = None) -> dict[str, Any]:
     source = model.source
     kind = source.get("type", "")
     detail = {"package": source.get("package"), "hub": source.get("repo_id"), "zip": source.get("file"),
               "folder": source.get("path")}.get(kind)
+    mine = user is not None and model.owner is not None and model.owner == str(user.pk)
     return {
         "name": model.name,
         "kind": model.kind,
@@ -40,14 +84,25 @@ def _row(model: InstalledModel) -> dict[str, Any]:
         "installed_at": model.installed_at,
         "details": model.details,
         "enables": enables(model),
-        "removable": kind != "package",
+        "removable": kind != "package" and (user is None or bool(user.is_staff) or mine),
+        "private": model.owner is not None,
+        "owner": (owners or {}).get(model.owner or "", None) if model.owner is not None else None,
     }
 
 
-def model_list(*, kind: str | None = None) -> list[dict[str, Any]]:
-    """Every model this machine can run: packaged ones first, then the installed ones, by name."""
-    models = [*_packaged(), *store().installed()]
-    return [_row(model) for model in models if kind is None or model.kind == kind]
+def model_list(*, kind: str | None = None, user: AbstractBaseUser | None = None) -> list[dict[str, Any]]:
+    """Every model this machine can run that ``user`` may use: packaged ones first, then the
+    installed ones, by name; an ordinary user sees the shared models and their own private
+    ones, an administrator (and the command line, ``user=None``) every one, with its owner."""
+    installed = store().installed()
+    if user is not None:
+        viewer = model_viewer(user)
+        installed = [model for model in installed if viewer.sees(model)]
+    ids = {model.owner for model in installed if model.owner is not None and model.owner.isdigit()}
+    owners = {str(pk): username for pk, username in
+              get_user_model().objects.filter(pk__in=ids).values_list("pk", get_user_model().USERNAME_FIELD)}
+    return [_row(model, user=user, owners=owners) for model in [*_packaged(), *installed]
+            if kind is None or model.kind == kind]
 
 
 def installer_settings(*, user: AbstractBaseUser) -> dict[str, Any]:
@@ -59,6 +114,7 @@ def installer_settings(*, user: AbstractBaseUser) -> dict[str, Any]:
         "kinds": list(INSTALLABLE_KINDS),
         "can_install_folders": bool(user.is_staff),
         "can_remove": bool(user.is_staff),
+        "installs_private": install_owner(user) is not None,
     }
 
 

@@ -33,6 +33,7 @@ from rag.models_manager import (
 )
 
 from .models import ModelInstall
+from .selectors import install_owner, model_hidden_from
 
 logger = logging.getLogger(__name__)
 
@@ -139,7 +140,7 @@ def model_install_request(*, owner: AbstractBaseUser | None, source: str, kind: 
                                               name=name, revision=revision.strip(), copy=copy)
         publish_install(install)
         if queue:
-            jobs.enqueue_on_commit(INSTALL_TASK, install_id=install.pk)
+            jobs.enqueue_on_commit(INSTALL_TASK, install_id=install.pk, owner=install.owner_id)
     return install
 
 
@@ -172,7 +173,7 @@ def model_install_upload(*, owner: AbstractBaseUser | None, kind: str, upload: U
             archive=str(stored.relative_to(settings.DATA_DIR)), bytes_total=stored.stat().st_size)
         publish_install(install)
         if queue:
-            jobs.enqueue_on_commit(INSTALL_TASK, install_id=install.pk)
+            jobs.enqueue_on_commit(INSTALL_TASK, install_id=install.pk, owner=install.owner_id)
     return install
 
 
@@ -243,20 +244,21 @@ def model_install_run(*, install_id: int, echo: Any = None) -> ModelInstall | No
 
 def _install(install: ModelInstall, progress: _Reporter, archive: Path | None) -> InstalledModel:
     models = store()
+    owner = install_owner(install.owner)
     if install.source == ModelInstall.Source.HUB:
         if settings.TRELLIS_OFFLINE:
             raise ModelInstallError(gettext_noop("this server is offline (TRELLIS_OFFLINE=1): it downloads no model; "
                                                  "install from a .zip or a local folder instead"), "offline")
         return models.install_hub(install.reference, kind=install.kind, name=install.name,
-                                  revision=install.revision or None, progress=progress)
+                                  revision=install.revision or None, progress=progress, owner=owner)
     if install.source == ModelInstall.Source.ZIP:
         if archive is None or not archive.is_file():
             raise ModelInstallError(gettext_noop("the uploaded archive is gone from the server; upload it again"),
                                     "missing_file")
         return models.install_zip(archive, kind=install.kind, name=install.name, original_name=install.reference,
-                                  progress=progress)
+                                  progress=progress, owner=owner)
     return models.install_folder(Path(install.reference), kind=install.kind, name=install.name, copy=install.copy,
-                                 progress=progress)
+                                 progress=progress, owner=owner)
 
 
 def _json_context(context: dict[str, Any]) -> dict[str, Any]:
@@ -265,10 +267,16 @@ def _json_context(context: dict[str, Any]) -> dict[str, Any]:
 
 
 def model_remove(*, name: str, user: AbstractBaseUser | None = None) -> InstalledModel:
-    """Delete an installed model (administrators only; ``user=None`` is the command line).
-    Pipelines naming it are refused from then on, with how to install it again."""
+    """Delete an installed model: administrators any (``user=None`` is the command line), a
+    user their own private ones. Pipelines naming it are refused from then on, with how to
+    install it again. Another user's private model is "not installed" to this user."""
     if user is not None and not user.is_staff:
-        raise _error("name", gettext_noop("only administrators may remove a model"), "forbidden")
+        model = store().get(name)
+        if model is None or model_hidden_from(user, model):
+            raise _error("name", gettext_noop("no model named {name!r} is installed"), "not_installed", name=name)
+        if model.owner is None:
+            raise _error("name", gettext_noop("only administrators may remove a model every user shares"),
+                         "forbidden")
     try:
         removed = store().remove(name)
     except ModelInstallError as exc:
@@ -290,18 +298,50 @@ def model_installs_requeue_interrupted() -> int:
         status=ModelInstall.Status.FAILED, finished_at=timezone.now(), error=template, error_code="interrupted",
         error_template=template, error_context={})
     interrupted = list(ModelInstall.objects.filter(status__in=ModelInstall.ACTIVE))
+    requeued = 0
     for install in interrupted:
+        subject = install_subject(install.pk)
+        if jobs.crashed_too_often(subject):
+            # Its load check crashed the server twice: a third try would crash it again.
+            logger.error("installing model %s crashed the server %d times; failing it", install.name,
+                         jobs.crashes(subject))
+            _fail(install, jobs.CRASHED, "crashed", {})
+            jobs.forget_crashes(subject)
+            continue
         ModelInstall.objects.filter(pk=install.pk).update(status=ModelInstall.Status.QUEUED)
-        jobs.enqueue_on_commit(INSTALL_TASK, install_id=install.pk)
-    return len(interrupted)
+        jobs.enqueue_on_commit(INSTALL_TASK, install_id=install.pk, owner=install.owner_id)
+        requeued += 1
+    return requeued
+
+
+def install_subject(install_id: int) -> str:
+    """What the job runner counts an install's crashed runs by (``jobs.crashes``)."""
+    return f"model-install:{install_id}"
+
+
+def model_install_aborted(*, install_id: int, error: BaseException) -> None:
+    """Fail an install whose run let ``error`` escape (``SystemExit`` from a model's code…)."""
+    install = ModelInstall.objects.filter(pk=install_id, status__in=ModelInstall.ACTIVE).first()
+    if install is not None:
+        _fail(install, jobs.ABORTED, "aborted", {"error": type(error).__name__})
+        if install.archive:
+            (settings.DATA_DIR / install.archive).unlink(missing_ok=True)
+
+
+def _fail(install: ModelInstall, template: str, code: str, context: dict[str, Any]) -> None:
+    _Reporter(install).write(status=ModelInstall.Status.FAILED, finished_at=timezone.now(),
+                             error=template.format(**context), error_code=code, error_template=template,
+                             error_context=context)
 
 
 __all__ = [
     "INSTALL_TASK",
+    "install_subject",
     "install_snapshot",
     "installs_group",
     "model_install_request",
     "model_install_run",
+    "model_install_aborted",
     "model_install_upload",
     "model_installs_requeue_interrupted",
     "model_remove",

@@ -33,8 +33,9 @@ CROSS_ENCODER_COMPONENTS = ("SentenceTransformerCrossEncoderRetriever", "CrossEn
 
 def with_installed_cross_encoder(tree: dict[str, Any]) -> dict[str, Any]:
     """``tree`` with every cross-encoder left at the default model (which no package ships)
-    pointed at the first installed cross-encoder, when the default has no local copy and
-    another cross-encoder is installed; changed in place and returned."""
+    pointed at the first installed cross-encoder the current viewer may use
+    (``ModelStore.visible``), when the default has no local copy and such a cross-encoder is
+    installed; changed in place and returned."""
     nodes = [node for node in _nodes(tree) if node.get("component") in CROSS_ENCODER_COMPONENTS
              and node.setdefault("params", {}).get("model_name") in (None, DEFAULT_CROSS_ENCODER)]
     if not nodes:
@@ -44,7 +45,7 @@ def with_installed_cross_encoder(tree: dict[str, Any]) -> dict[str, Any]:
 
     if cross_encoder_problem(DEFAULT_CROSS_ENCODER) is None:
         return tree
-    installed = store().installed(CROSS_ENCODER)
+    installed = store().visible(CROSS_ENCODER)
     if installed:
         for node in nodes:
             node["params"]["model_name"] = installed[0].name

@@ -279,7 +279,8 @@ class SentenceTransformerEmbedding(SentenceTransformerBase["SentenceTransformerE
     query_prefix, passage_prefix : str
         Put before queries and passages, for models trained with prefixes (E5, BGE...).
     trust_remote_code : bool
-        Let the model run the Python code shipped with it.
+        Let the model run the Python code shipped with it (``x-admin-only``: administrators only).
+        Even then, an activation its files name must be one of ``ALLOWED_ACTIVATIONS``.
     batch_size, device, normalize, overflow_strategy
         See ``EmbeddingParams``.
     """
@@ -331,11 +332,15 @@ class SentenceTransformerEmbedding(SentenceTransformerBase["SentenceTransformerE
         )
         trust_remote_code: bool = param(
             False,
+            # Only administrators may turn it on (the Django layer refuses it for others).
+            json_schema_extra={"x-admin-only": True},
             title=ml("Trust remote code", "Confiar en código remoto", "信任遠端程式碼"),
             description=ml(
-                "Run Python code shipped with the model. Enable only for models whose source you trust.",
-                "Ejecuta el código Python que acompaña al modelo. Actívalo solo para modelos de origen confiable.",
-                "執行模型隨附的 Python 程式碼。僅對來源可信的模型啟用。",
+                "Run Python code shipped with the model. Administrators only; enable it only for models whose "
+                "source you trust.",
+                "Ejecuta el código Python que acompaña al modelo. Solo administradores; actívalo solo para modelos "
+                "de origen confiable.",
+                "執行模型隨附的 Python 程式碼。僅限管理員；僅對來源可信的模型啟用。",
             ),
         )
 

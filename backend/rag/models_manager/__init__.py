@@ -15,11 +15,14 @@ from .storage import (
     InstalledModel,
     ModelStore,
     Progress,
+    Viewer,
     configure,
+    current_viewer,
     default_name,
     default_root,
     name_problem,
     store,
+    viewing_as,
 )
 
 __all__ = [
@@ -33,8 +36,10 @@ __all__ = [
     "ModelInstallError",
     "ModelStore",
     "Progress",
+    "Viewer",
     "check_loads",
     "configure",
+    "current_viewer",
     "default_name",
     "default_root",
     "enables",
@@ -42,4 +47,5 @@ __all__ = [
     "name_problem",
     "packaged_models",
     "store",
+    "viewing_as",
 ]

@@ -1,7 +1,8 @@
 """Installed models on disk: one folder per model, each with a manifest.
 
 ``<root>/<name>/trellis-model.json`` describes the model (kind, source, size, licence, what the
-load check learnt); its files sit in ``<root>/<name>/files/``, or, for a registered folder, stay
+load check learnt, and its ``owner``: empty for a model every user may use, else the one user it
+is private to); its files sit in ``<root>/<name>/files/``, or, for a registered folder, stay
 where they are (the manifest's ``path``). A model appears only once its folder is complete:
 installs build it under ``<root>/.staging/`` (hub downloads under ``<root>/.partial/``, kept
 between attempts so a download resumes) and rename it into place as the last step.
@@ -10,6 +11,7 @@ between attempts so a download resumes) and rename it into place as the last ste
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import datetime
 import fcntl
 import json
@@ -49,6 +51,8 @@ class InstalledModel:
     license: str | None = None
     installed_at: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
+    owner: str | None = None
+    """The user it is private to (their id, as the adapter gives it), or None: shared by all."""
 
     @property
     def version(self) -> str:
@@ -58,7 +62,38 @@ class InstalledModel:
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "kind": self.kind, "path": str(self.path), "source": dict(self.source),
                 "size": self.size, "license": self.license, "installed_at": self.installed_at,
-                "details": dict(self.details)}
+                "details": dict(self.details), "owner": self.owner}
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """Who is looking at the installed models: a user (``owner``, their id as manifests store
+    it) who sees the shared models and their own, or an administrator who sees every one."""
+
+    owner: str | None
+    admin: bool = False
+
+    def sees(self, model: InstalledModel) -> bool:
+        return self.admin or model.owner is None or model.owner == self.owner
+
+
+_viewer: contextvars.ContextVar[Viewer | None] = contextvars.ContextVar("trellis_model_viewer", default=None)
+
+
+@contextlib.contextmanager
+def viewing_as(owner: str | None, *, admin: bool = False) -> Iterator[Viewer]:
+    """Inside, ``ModelStore.visible`` lists what this user may see (the adapter sets it around
+    a request); outside any, only the shared models."""
+    viewer = Viewer(owner, admin)
+    token = _viewer.set(viewer)
+    try:
+        yield viewer
+    finally:
+        _viewer.reset(token)
+
+
+def current_viewer() -> Viewer | None:
+    return _viewer.get()
 
 
 def default_root(environ: dict[str, str] | os._Environ = os.environ) -> Path:
@@ -133,6 +168,13 @@ class ModelStore:
                 models.append(model)
         return models
 
+    def visible(self, kind: str | None = None) -> list[InstalledModel]:
+        """``installed(kind)`` as the current viewer (``viewing_as``) may see them; with none
+        set, the shared ones only."""
+        viewer = current_viewer()
+        return [model for model in self.installed(kind)
+                if (model.owner is None if viewer is None else viewer.sees(model))]
+
     def get(self, name: str) -> InstalledModel | None:
         if name_problem(name) is not None:
             return None
@@ -140,15 +182,17 @@ class ModelStore:
 
     def resolve(self, reference: str, kind: str) -> InstalledModel | None:
         """The installed model of ``kind`` that ``reference`` names: an installed name, or the
-        hub id it was downloaded from (so ``cross-encoder/ms-marco-MiniLM-L-6-v2`` finds the
-        copy installed from it)."""
+        hub id a shared model was downloaded from (so ``cross-encoder/ms-marco-MiniLM-L-6-v2``
+        finds the copy installed from it). A private model is named by its name only, so a hub
+        id never leads one user to another's copy."""
         model = self.get(reference)
         if model is not None:
             return model if model.kind == kind else None
         if "/" not in reference:
             return None
         for candidate in self.installed(kind):
-            if candidate.source.get("type") == "hub" and candidate.source.get("repo_id") == reference:
+            if (candidate.owner is None and candidate.source.get("type") == "hub"
+                    and candidate.source.get("repo_id") == reference):
                 return candidate
         return None
 
@@ -160,6 +204,7 @@ class ModelStore:
                 source=dict(data.get("source") or {}), size=int(data.get("size") or 0),
                 license=data.get("license"), installed_at=data.get("installed_at"),
                 details=dict(data.get("details") or {}),
+                owner=str(data["owner"]) if data.get("owner") is not None else None,
             )
         except (OSError, ValueError, KeyError, TypeError):
             return None
@@ -170,7 +215,7 @@ class ModelStore:
     # -- installing -------------------------------------------------------------------------
 
     def install_folder(self, folder: Path, *, kind: str, name: str | None = None, copy: bool = False,
-                       progress: Progress | None = None) -> InstalledModel:
+                       progress: Progress | None = None, owner: str | None = None) -> InstalledModel:
         """Register a local model folder in place (``copy=False``: its files stay where they
         are) or install a copy of it, once it loads as ``kind``.
 
@@ -190,7 +235,7 @@ class ModelStore:
             if not copy:
                 details = self._check(kind, folder, progress)
                 return self._place(name, kind, folder, {"type": "folder", "path": str(folder)}, details,
-                                   staging=None)
+                                   staging=None, owner=owner)
             staging = self._staging()
             try:
                 files = staging / "files"
@@ -198,15 +243,16 @@ class ModelStore:
                                 ignore=shutil.ignore_patterns(".*", "__pycache__"))
                 details = self._check(kind, files, progress)
                 return self._place(name, kind, files, {"type": "folder", "path": str(folder), "copied": True},
-                                   details, staging=staging)
+                                   details, staging=staging, owner=owner)
             finally:
                 shutil.rmtree(staging, ignore_errors=True)
 
     def install_zip(self, archive: Path, *, kind: str, name: str | None = None, original_name: str | None = None,
-                    progress: Progress | None = None) -> InstalledModel:
+                    progress: Progress | None = None, owner: str | None = None) -> InstalledModel:
         """Install the model folder an uploaded ``.zip`` holds (at its top level or in its one
         top-level folder); path traversal, links, archive bombs and files over ``max_bytes``
-        are refused, and only safe files are extracted (``checks.wanted``)."""
+        are refused, and only safe files are extracted (``checks.wanted``). ``owner``: the user
+        the model is private to, or None for a model every user may use."""
         from .archives import extract_model_zip
 
         label = original_name or Path(archive).name
@@ -218,13 +264,14 @@ class ModelStore:
                 files = staging / "files"
                 extract_model_zip(Path(archive), files, max_bytes=self.max_bytes, label=label, progress=progress)
                 details = self._check(kind, files, progress)
-                return self._place(name, kind, files, {"type": "zip", "file": label}, details, staging=staging)
+                return self._place(name, kind, files, {"type": "zip", "file": label}, details, staging=staging,
+                                   owner=owner)
             finally:
                 shutil.rmtree(staging, ignore_errors=True)
 
     def install_hub(self, repo_id: str, *, kind: str, name: str | None = None, revision: str | None = None,
                     endpoint: str | None = None, token: str | None = None,
-                    progress: Progress | None = None) -> InstalledModel:
+                    progress: Progress | None = None, owner: str | None = None) -> InstalledModel:
         """Download ``repo_id`` from the Hugging Face Hub (``endpoint``, else ``HF_ENDPOINT``,
         else huggingface.co), verify every file against the hub's checksums, check that it
         loads as ``kind`` and install it. An interrupted download resumes where it stopped."""
@@ -241,7 +288,7 @@ class ModelStore:
             details = self._check(kind, snapshot.files, progress)
             source = {"type": "hub", "repo_id": repo_id, "revision": snapshot.commit, "endpoint": snapshot.endpoint}
             model = self._place(name, kind, snapshot.files, source, details, staging=snapshot.folder,
-                                license=snapshot.license)
+                                license=snapshot.license, owner=owner)
             return model
 
     def remove(self, name: str) -> InstalledModel:
@@ -307,7 +354,7 @@ class ModelStore:
         return details
 
     def _place(self, name: str, kind: str, files: Path, source: dict[str, Any], details: dict[str, Any], *,
-               staging: Path | None, license: str | None = None) -> InstalledModel:
+               staging: Path | None, license: str | None = None, owner: str | None = None) -> InstalledModel:
         """Write the manifest and move the model into place in one rename."""
         if (self.root / name).exists():
             raise ModelInstallError(gettext_noop("a model named {name!r} is installed already; remove it first or "
@@ -316,7 +363,8 @@ class ModelStore:
         final = self.root / name
         path = final / "files" if staging is not None else files
         model = InstalledModel(name=name, kind=kind, path=path, source=source, size=folder_size(files),
-                               license=license or licence_of(files), installed_at=_now(), details=details)
+                               license=license or licence_of(files), installed_at=_now(), details=details,
+                               owner=owner)
         manifest = folder / MANIFEST
         manifest.write_text(json.dumps(model.to_dict(), indent=2) + "\n", encoding="utf-8")
         os.rename(folder, final)

@@ -58,8 +58,10 @@ def test_the_packaged_models_are_listed_by_kind_with_what_they_enable(api, clien
 def test_the_installer_says_what_this_server_and_user_may_do(api, admin_api, hub):
     mine = api.get(reverse("model-installer")).json()
     assert mine == {"offline": False, "hub_endpoint": hub.url, "max_bytes": 5120 * 1024 * 1024,
-                    "kinds": ["embedding", "cross-encoder"], "can_install_folders": False, "can_remove": False}
-    assert admin_api.get(reverse("model-installer")).json()["can_install_folders"] is True
+                    "kinds": ["embedding", "cross-encoder"], "can_install_folders": False, "can_remove": False,
+                    "installs_private": True}
+    theirs = admin_api.get(reverse("model-installer")).json()
+    assert theirs["can_install_folders"] is True and theirs["installs_private"] is False
 
 
 def test_a_hub_install_makes_the_cross_encoder_preset_available(api, hub):
@@ -186,8 +188,8 @@ def test_names_are_not_taken_twice_while_installing_or_installed(api, hub):
     assert bad.status_code == 400 and bad.json()["errors"][0]["path"] == "name"
 
 
-def test_an_installed_model_is_removed_by_an_administrator_only(api, admin_api, hub):
-    install_from_hub(api, name="tiny-ce")
+def test_a_shared_model_is_removed_by_an_administrator_only(api, admin_api, hub):
+    install_from_hub(admin_api, name="tiny-ce")
     wait_for_jobs()
     assert api.delete(reverse("model-remove", args=["tiny-ce"])).status_code == 403
     assert admin_api.delete(reverse("model-remove", args=["all-minilm-l6-v2-int8"])).status_code == 404
@@ -202,5 +204,6 @@ def test_one_users_installs_are_not_anothers(api, stranger_api, hub):
     wait_for_jobs()
     assert stranger_api.get(reverse("model-install-detail", args=[created["id"]])).status_code == 404
     assert stranger_api.get(reverse("model-install-list")).json() == []
-    # The model itself is the server's: everyone may use it.
-    assert "tiny-ce" in models_by_name(stranger_api, kind="cross-encoder")
+    # An ordinary user's hub install is theirs: anyone may publish a hub repository.
+    assert "tiny-ce" not in models_by_name(stranger_api, kind="cross-encoder")
+    assert models_by_name(api, kind="cross-encoder")["tiny-ce"]["private"] is True
