@@ -22,7 +22,12 @@ export interface InstalledModel {
   /** What the load check learnt: `{labels: 1}` or `{dimension: 384}`. */
   details: Record<string, number>;
   enables: { components: string[]; presets: string[] };
+  /** This user may remove it: an administrator any installed model, a user their own private ones. */
   removable: boolean;
+  /** Private to the user who installed it (an ordinary user's upload or hub install): others neither see nor use it. */
+  private: boolean;
+  /** Whose private model it is (shown to its owner and to administrators); null when every user shares it. */
+  owner: string | null;
 }
 
 /** What installing can do on this server, for this user. */
@@ -33,6 +38,8 @@ export interface ModelInstaller {
   kinds: ModelKind[];
   can_install_folders: boolean;
   can_remove: boolean;
+  /** What this user installs is private to them (ordinary users); an administrator's installs are shared. */
+  installs_private: boolean;
 }
 
 export type InstallSource = "hub" | "zip" | "folder";

@@ -109,6 +109,9 @@ export function InstallDialog({ settings, onStarted, onClose }: InstallDialogPro
           {choice("zip", t("models.install.sourceZip"))}
           {settings.can_install_folders && choice("folder", t("models.install.sourceFolder"))}
           {settings.offline && <p className="form-field__hint">{t("models.offline.detail")}</p>}
+          <p className="form-field__hint" data-testid="install-access">
+            {t(settings.installs_private ? "models.install.privateHint" : "models.install.sharedHint")}
+          </p>
         </fieldset>
 
         {source === "hub" && (

@@ -9,12 +9,14 @@ import { formatBytes } from "../../lib/format";
 interface ModelListProps {
   models: readonly InstalledModel[];
   presets: ReadonlyMap<string, RetrieverPreset>;
-  canRemove: boolean;
   onRemove: (model: InstalledModel) => void;
 }
 
-/** Models of one kind: where each came from, its size and licence, and what it lets run. */
-export function ModelList({ models, presets, canRemove, onRemove }: ModelListProps) {
+/**
+ * Models of one kind: where each came from, whose it is (a private model is marked), its size
+ * and licence, and what it lets run. The server says which ones this user may remove.
+ */
+export function ModelList({ models, presets, onRemove }: ModelListProps) {
   const { t, i18n } = useTranslation();
   const componentName = useComponentName();
   const language = i18n.resolvedLanguage ?? "en";
@@ -28,6 +30,15 @@ export function ModelList({ models, presets, canRemove, onRemove }: ModelListPro
               <span className={`badge${model.source === "package" ? " badge--queued" : " badge--ready"}`}>
                 {t(`models.sources.${model.source}`)}
               </span>
+              {model.private && (
+                <span
+                  className="badge badge--queued"
+                  data-private="true"
+                  title={model.owner ? t("models.privateOf", { owner: model.owner }) : t("models.privateOwn")}
+                >
+                  {model.owner ? t("models.privateBadgeOf", { owner: model.owner }) : t("models.privateBadge")}
+                </span>
+              )}
             </div>
             <div className="card__meta">
               <span className="chip">{formatBytes(model.size, language)}</span>
@@ -68,7 +79,7 @@ export function ModelList({ models, presets, canRemove, onRemove }: ModelListPro
               </div>
             )}
           </div>
-          {canRemove && model.removable && (
+          {model.removable && (
             <div className="document__actions">
               <button
                 type="button"

