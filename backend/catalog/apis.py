@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from common.api import LANG_PARAMETER, FieldErrorSerializer, validated
+from models.selectors import models_visible_to
 from rag.core import KINDS
 
 from . import selectors
@@ -89,9 +90,8 @@ class ComponentTreeNodeSerializer(serializers.Serializer):
 class ComponentValidateApi(APIView):
     """Validate a component tree. A validation that ran answers 200: an invalid tree with
     ``valid: false`` and every problem at its JSON path, a valid one normalised (defaults filled)
-    with every node's rendered representation. 400 is for a malformed request (no tree)."""
-
-    permission_classes = [AllowAny]
+    with every node's rendered representation. 400 is for a malformed request (no tree).
+    Signed-in users only: validation looks at the server (model folders, addresses)."""
 
     @extend_schema_serializer(component_name="ComponentTreeValidation")
     class InputSerializer(serializers.Serializer):
@@ -118,6 +118,7 @@ class ComponentValidateApi(APIView):
             tree=payload["tree"],
             kind=payload.get("kind"),
             language=request.LANGUAGE_CODE,
+            owner=request.user,
         )
         return Response(self.OutputSerializer(
             {"valid": result.valid, "config": result.config, "errors": result.errors, "nodes": result.nodes}
@@ -143,4 +144,7 @@ class PresetListApi(APIView):
 
     @extend_schema(operation_id="components_presets", parameters=[LANG_PARAMETER], responses=OutputSerializer(many=True))
     def get(self, request: Request) -> Response:
-        return Response(self.OutputSerializer(selectors.preset_list(language=request.LANGUAGE_CODE), many=True).data)
+        # A preset may point at an installed cross-encoder: one this user may use.
+        with models_visible_to(request.user):
+            presets = selectors.preset_list(language=request.LANGUAGE_CODE)
+        return Response(self.OutputSerializer(presets, many=True).data)

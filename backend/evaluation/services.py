@@ -19,6 +19,7 @@ from django.db import transaction
 from django.utils import timezone
 
 import jobs
+from common.outbound import outbound_policy_for
 from common.reach import reach_errors
 from common.realtime import publish
 from credentials.services import credential_resolver_for
@@ -26,6 +27,7 @@ from knowledge.models import Document, KnowledgeBase, VectorIndex
 from knowledge.runtime import retriever_infra
 from knowledge.services import documents_upload, knowledge_base_create, knowledge_base_delete, vector_index_ensure
 from knowledge.services.knowledge_bases import model_key_of
+from models.selectors import models_visible_to
 from pipelines.models import Pipeline
 from pipelines.selectors import dense_requirements
 from pipelines.services import strategy_validate
@@ -168,7 +170,7 @@ def dataset_import_shared(*, owner: AbstractBaseUser, shared_name: str, name: st
     chunker = _validated_chunker(chunker)
     record = _dataset_record(owner=owner, name=name, source=f"shared:{shared_name}", dataset=dataset, chunker=chunker)
     jobs.enqueue_on_commit(IMPORT_TASK, dataset_id=record.pk, path=str(folder), archive=False,
-                           max_queries=max_queries, max_documents=max_documents)
+                           max_queries=max_queries, max_documents=max_documents, owner=record.owner_id)
     return record
 
 
@@ -197,7 +199,7 @@ def dataset_import_archive(*, owner: AbstractBaseUser, name: str, archive: Uploa
     record = _dataset_record(owner=owner, name=name, source=f"upload:{Path(archive.name or 'dataset.zip').name}",
                              dataset=dataset, chunker=chunker)
     jobs.enqueue_on_commit(IMPORT_TASK, dataset_id=record.pk, path=str(stored), archive=True,
-                           max_queries=max_queries, max_documents=max_documents)
+                           max_queries=max_queries, max_documents=max_documents, owner=record.owner_id)
     return record
 
 
@@ -271,7 +273,9 @@ def _pipeline_entries(*, owner: AbstractBaseUser, pipelines: Sequence[Pipeline],
                                      {"name": slug}))
             continue
         try:
-            strategy = strategy_validate(owner=owner, strategy=strategy_config(slug), path=f"presets[{index}]")
+            with models_visible_to(owner):  # a preset's installed cross-encoder: one the owner may use
+                config = strategy_config(slug)
+            strategy = strategy_validate(owner=owner, strategy=config, path=f"presets[{index}]")
         except ConfigValidationError as exc:
             errors.extend(exc.errors)
             continue
@@ -333,7 +337,7 @@ def evaluation_create(
             progress_total=(queries + min(answer_queries, queries)) * len(entries),
             judge=judge,
         )
-        jobs.enqueue_on_commit(RUN_TASK, evaluation_id=evaluation.pk)
+        jobs.enqueue_on_commit(RUN_TASK, evaluation_id=evaluation.pk, owner=evaluation.owner_id)
     return evaluation
 
 
@@ -413,7 +417,8 @@ def evaluation_run(*, evaluation_id: int) -> None:
         record = evaluation.dataset
         knowledge_base = KnowledgeBase.objects.get(pk=record.knowledge_base_id)
         corpus = EvaluationCorpus(
-            infra=retriever_infra(knowledge_base),
+            # The owner's outbound policy rides with the infrastructure to every component built.
+            infra={**retriever_infra(knowledge_base), "outbound": outbound_policy_for(evaluation.owner)},
             corpus_ids={int(document_id): corpus_id for document_id, corpus_id in record.corpus_ids.items()},
             details={"documents": record.document_count,
                      "chunks": knowledge_base.chunks.filter(document__status=Document.Status.READY).count(),
@@ -454,12 +459,37 @@ def datasets_mark_interrupted_imports() -> int:
 
 @jobs.recovery
 def evaluations_requeue_interrupted() -> int:
-    """Evaluations a crash left queued or running start again from the beginning."""
+    """Evaluations a crash left queued or running start again from the beginning; one the
+    server crashed in twice (``jobs.MAX_CRASHES``) fails instead."""
     interrupted = list(Evaluation.objects.filter(status__in=(Evaluation.Status.QUEUED, Evaluation.Status.RUNNING)))
+    requeued = 0
     for evaluation in interrupted:
+        subject = evaluation_subject(evaluation.pk)
+        if jobs.crashed_too_often(subject):
+            logger.error("evaluation %s crashed the server %d times; failing it", evaluation.pk, jobs.crashes(subject))
+            _evaluation_fail(evaluation.pk, jobs.CRASHED)
+            jobs.forget_crashes(subject)
+            continue
         Evaluation.objects.filter(pk=evaluation.pk).update(status=Evaluation.Status.QUEUED, progress_done=0)
-        jobs.enqueue_on_commit(RUN_TASK, evaluation_id=evaluation.pk)
-    return len(interrupted)
+        jobs.enqueue_on_commit(RUN_TASK, evaluation_id=evaluation.pk, owner=evaluation.owner_id)
+        requeued += 1
+    return requeued
+
+
+def evaluation_subject(evaluation_id: int) -> str:
+    """What the job runner counts an evaluation's crashed runs by (``jobs.crashes``)."""
+    return f"evaluation:{evaluation_id}"
+
+
+def evaluation_aborted(*, evaluation_id: int, error: BaseException) -> None:
+    """Fail an evaluation whose run let ``error`` escape (``SystemExit`` from a model's code…)."""
+    _evaluation_fail(evaluation_id, jobs.ABORTED.format(error=type(error).__name__))
+
+
+def _evaluation_fail(evaluation_id: int, error: str) -> None:
+    if Evaluation.objects.filter(pk=evaluation_id).exclude(status=Evaluation.Status.DONE).update(
+            status=Evaluation.Status.FAILED, error=error, finished_at=timezone.now()):
+        _publish(Evaluation.objects.get(pk=evaluation_id))
 
 
 __all__ = [
@@ -470,10 +500,12 @@ __all__ = [
     "dataset_import_archive",
     "dataset_import_shared",
     "dataset_upload_corpus",
+    "evaluation_aborted",
     "evaluation_create",
     "evaluation_delete",
     "evaluation_group",
     "evaluation_run",
+    "evaluation_subject",
     "evaluations_requeue_interrupted",
     "no_chunking",
 ]

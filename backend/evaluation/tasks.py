@@ -1,8 +1,14 @@
 """Background tasks of the evaluation app (run by the thread pool or Celery workers)."""
 
+from typing import Any
+
 import jobs
 
 from . import services
+
+
+def _run_aborted(kwargs: dict[str, Any], error: BaseException) -> None:
+    services.evaluation_aborted(evaluation_id=kwargs["evaluation_id"], error=error)
 
 
 @jobs.task(services.IMPORT_TASK)
@@ -12,6 +18,7 @@ def import_dataset(*, dataset_id: int, path: str, archive: bool, max_queries: in
                                    max_documents=max_documents)
 
 
-@jobs.task(services.RUN_TASK)
+@jobs.task(services.RUN_TASK, subject=lambda kwargs: services.evaluation_subject(kwargs["evaluation_id"]),
+           on_abort=_run_aborted)
 def run_evaluation(*, evaluation_id: int) -> None:
     services.evaluation_run(evaluation_id=evaluation_id)

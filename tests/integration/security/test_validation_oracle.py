@@ -1,0 +1,72 @@
+"""Finding 7 of the third security round: the validate endpoint told anyone which server files
+exist.
+
+``POST /api/v1/components/validate/`` needed no sign-in, and it checked whether a model was there
+before whether its owner may name it: ``LocalLLM.gguf_path: /etc/shadow`` validated while a
+missing file "does not exist", and ``model_name_or_path`` tested folders the same way. It now
+needs a session, and for a user who may not name server paths the answer is the same whether
+the path exists or not.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from tests.integration.conftest import logged_in
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db]
+
+
+def validate(client: Client, tree: dict):
+    return client.post(reverse("component-validate"), {"tree": tree}, content_type="application/json")
+
+
+def local_llm(path: str) -> dict:
+    return {"component": "LocalLLM", "params": {"gguf_path": path}}
+
+
+def sentence_transformer(path: str) -> dict:
+    return {"component": "SentenceTransformerEmbedding", "params": {"model_name_or_path": path}}
+
+
+@pytest.fixture
+def server_paths(tmp_path, settings):
+    """An existing file and folder outside the model folders, and the same names missing."""
+    settings.TRELLIS_MODELS_DIRS = [tmp_path / "models"]
+    secret = tmp_path / "private" / "shadow"
+    secret.parent.mkdir()
+    secret.write_text("root:$6$...")
+    return {"file": (str(secret), str(tmp_path / "private" / "absent")),
+            "folder": (str(secret.parent), str(tmp_path / "no-such-folder"))}
+
+
+def test_an_anonymous_visitor_cannot_validate(client, server_paths):
+    existing, _ = server_paths["file"]
+    response = validate(client, local_llm(existing))
+    assert response.status_code in (401, 403)
+    assert "valid" not in response.json()
+
+
+@pytest.mark.parametrize(("kind", "tree"), [("file", local_llm), ("folder", sentence_transformer)])
+def test_an_ordinary_user_gets_the_same_answer_for_an_existing_and_a_missing_path(api, server_paths, kind, tree):
+    existing, missing = server_paths[kind]
+    answers = []
+    for path in (existing, missing):
+        response = validate(api, tree(path))
+        assert response.status_code == 200
+        answers.append(response.json())
+    assert answers[0] == answers[1]
+    assert answers[0]["valid"] is False
+    error, = answers[0]["errors"]
+    assert error["code"] == "model_path" and "TRELLIS_MODELS_DIRS" in error["message"]
+
+
+def test_an_administrator_is_told_what_is_there(admin_user, server_paths):
+    """Administrators name any path (they run the server), so they learn whether it exists."""
+    admin = logged_in(admin_user)
+    existing, missing = server_paths["file"]
+    said = [validate(admin, local_llm(path)).json() for path in (existing, missing)]
+    assert said[0] != said[1]
+    assert any("does not exist" in error["message"] for error in said[1]["errors"])
