@@ -151,6 +151,17 @@ def test_a_307_from_an_allowed_server_is_not_followed_into_the_servers_network(o
     assert "answered HTTP 307" in str(failed.value)
 
 
+def test_a_307_from_an_allowed_searxng_is_not_followed_into_the_servers_network(owner, settings):
+    with ScriptedOpenAIServer() as allowed, Listener() as internal:
+        settings.TRELLIS_OUTBOUND_ALLOW = [f"127.0.0.1:{allowed.port}"]
+        allowed.enqueue("/v1/search", ScriptedError(307, "", headers={"location": f"{internal.url}/search"}))
+        retriever = build({"component": "SearxngWebRetriever", "params": {"base_url": allowed.base_url}},
+                          kind="web_retriever", infra={"outbound": outbound_policy_for(owner)})
+        with pytest.raises(TrellisError, match="answered HTTP 307"):
+            retriever.search("the question")
+        assert internal.connections == 0, internal.received
+
+
 def test_a_redirect_is_not_followed_for_an_administrator_either(admin_user, settings):
     with ScriptedOpenAIServer() as allowed, Listener() as internal:
         allowed.enqueue("/v1/chat/completions", ScriptedError(307, "", headers={
@@ -162,21 +173,30 @@ def test_a_redirect_is_not_followed_for_an_administrator_either(admin_user, sett
 
 
 @pytest.fixture
-def rebinding(monkeypatch):
-    """``rebind.test`` resolves to a public address the first time it is looked up, then to
-    loopback (a DNS server of the attacker's, answering with a zero TTL)."""
+def rebinds_after(monkeypatch):
+    """``rebinds_after(n)``: ``rebind.test`` resolves to a public address the first ``n`` times it
+    is looked up (the checks), then to loopback (a DNS server of the attacker's, answering with a
+    zero TTL). Returns the list of lookups."""
     real = socket.getaddrinfo
-    lookups = []
+    lookups: list[str] = []
 
-    def getaddrinfo(host, port, *args, **kwargs):
-        if host != "rebind.test":
-            return real(host, port, *args, **kwargs)
-        lookups.append(host)
-        address = PUBLIC if len(lookups) == 1 else "127.0.0.1"
-        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, port))]
+    def arm(checks: int) -> list[str]:
+        def getaddrinfo(host, port, *args, **kwargs):
+            if host != "rebind.test":
+                return real(host, port, *args, **kwargs)
+            lookups.append(host)
+            address = PUBLIC if len(lookups) <= checks else "127.0.0.1"
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, port))]
 
-    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
-    return lookups
+        monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+        return lookups
+
+    return arm
+
+
+@pytest.fixture
+def rebinding(rebinds_after):
+    return rebinds_after(1)
 
 
 def test_a_name_that_turns_private_after_the_check_is_refused_when_the_connection_opens(rebinding, settings):
@@ -191,6 +211,41 @@ def test_a_name_that_turns_private_after_the_check_is_refused_when_the_connectio
         assert internal.connections == 0, internal.received
     assert str(refused.value) == f"{base_url} {REFUSED}"
     assert len(rebinding) == 2, "resolved once at the check and once when connecting, never again"
+
+
+def test_a_searxng_search_whose_name_turns_private_is_refused_when_the_connection_opens(owner, settings,
+                                                                                        rebinds_after):
+    settings.TRELLIS_OUTBOUND_ALLOW = []
+    lookups = rebinds_after(1)  # the check when the pipeline is saved (and again when it is built)
+    with Listener() as internal:
+        base_url = f"http://rebind.test:{internal.port}"
+        assert outbound_policy_for(owner).problem(base_url) is None
+        retriever = build({"component": "SearxngWebRetriever", "params": {"base_url": base_url, "timeout": 0.5}},
+                          kind="web_retriever", infra={"outbound": outbound_policy_for(owner)})
+        with pytest.raises(TrellisError) as refused:
+            retriever.search("what is on this port?")
+        assert internal.connections == 0, internal.received
+    assert str(refused.value) == f"SearXNG at {base_url} {REFUSED}"
+    assert len(lookups) == 2
+
+
+def test_a_web_search_apis_credential_whose_name_turns_private_gets_nothing(owner, settings, rebinds_after):
+    """The credential's address passes when it is saved and when it is checked before the key is
+    sent; by the time the request's connection opens, the name points at the listener."""
+    settings.TRELLIS_OUTBOUND_ALLOW = []
+    lookups = rebinds_after(2)
+    with Listener() as internal:
+        base_url = f"http://rebind.test:{internal.port}"
+        credentials.credential_create(owner=owner, name="search", kind="WebSearchAPIKey",
+                                      values={"api_key": KEY, "provider": "tavily", "base_url": base_url})
+        retriever = build({"component": "WebSearchAPIRetriever", "params": {
+            "provider": "tavily", "credential": "search", "timeout": 0.5}}, kind="web_retriever",
+            credentials=credentials.credential_resolver_for(owner), infra={"outbound": outbound_policy_for(owner)})
+        with pytest.raises(TrellisError) as refused:
+            retriever.search("the question")
+        assert internal.connections == 0, internal.received
+    assert str(refused.value) == f"Tavily at {base_url} {REFUSED}"
+    assert len(lookups) == 3 and KEY not in str(refused.value)
 
 
 def test_the_connection_goes_to_the_address_that_was_checked(monkeypatch):

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 from rag.clients.openai_api import resolve_api_key, scrub, server_summary
+from rag.clients.outbound import REFUSED, OutboundPolicy
 from rag.core import CredentialError, TrellisError, ml, param, register
 from rag.core import Params as BaseParams
 from rag.credentials.keys import SEARCH_PROVIDER_ENDPOINTS, SEARCH_PROVIDERS
@@ -92,24 +93,37 @@ def request_json(
     timeout: float,
     secret: str = "",
     hint: Mapping[int, str] | None = None,
+    outbound: OutboundPolicy | None = None,
     **options: Any,
 ) -> Any:
-    """Send one HTTP request with ``httpx`` and return its JSON body.
+    """Send one HTTP request and return its JSON body.
 
-    Every failure becomes a ``WebSearchError`` naming ``service``: a timeout, an unreachable
-    server, an HTTP error status (with the server's message and ``hint[status]`` if any) or a body
-    that is not JSON. ``secret`` is removed from every message, and the original exception, whose
-    request may hold it, is not chained.
+    The request goes through ``guarded_client``: with ``outbound`` (the policy of a pipeline of a
+    user who is not an administrator), its host is resolved once, every address checked, and the
+    connection made to a checked address, so a name that points inside by then (DNS rebinding)
+    gets nothing; no redirect is followed, for anyone (one would carry the provider's key to
+    wherever it points).
+
+    Every failure becomes a ``WebSearchError`` naming ``service``: an address the policy refuses,
+    a timeout, an unreachable server, an HTTP error status (with ``hint[status]`` if any) or a body
+    that is not JSON. The server's own words and the network error's details go to the log only;
+    ``secret`` is removed from them, and the original exception, whose request may hold it, is
+    not chained.
     """
-    import httpx
+    import httpx2
+
+    from rag.clients.guarded_http import guarded_client, refused
 
     try:
-        # No redirects: one would carry the provider's key header to wherever it points.
-        response = httpx.request(method, url, timeout=timeout, follow_redirects=False, **options)
-    except httpx.TimeoutException:
+        with guarded_client(outbound, timeout=timeout) as client:
+            response = client.request(method, url, **options)
+    except httpx2.TimeoutException:
         raise WebSearchError(f"{service} did not answer within {timeout:g} s") from None
-    except httpx.HTTPError as exc:
-        raise WebSearchError(scrub(f"could not reach {service}: {exc}", secret)) from None
+    except httpx2.HTTPError as exc:
+        if refused(exc):
+            raise WebSearchError(f"{service} {REFUSED}") from None
+        logger.warning("could not reach %s: %s", service, scrub(str(exc), secret))
+        raise WebSearchError(f"could not reach {service}") from None
     if response.status_code >= 400 or response.is_redirect:
         extra = (hint or {}).get(response.status_code)
         logger.warning("%s answered HTTP %s: %s", service, response.status_code,
@@ -214,13 +228,21 @@ class SearxngWebRetriever(WebRetriever["SearxngWebRetriever.Params"]):
             ),
         )
 
+    _outbound: OutboundPolicy | None = None
+
+    def inject_infra(self, *, outbound: OutboundPolicy | None = None, **infra: Any) -> None:
+        """``outbound``: the policy every connection must meet (given for the components of a user
+        who is not an administrator); None reaches any address."""
+        self._outbound = outbound
+        super().inject_infra(**infra)
+
     def search(self, question: str, top_k: int | None = None) -> Outcome:
         """The first ``top_k`` results as hits; details hold the endpoint and result counts."""
         k = _top_k(self.params.top_k, top_k)
         endpoint = f"{self.params.base_url.rstrip('/')}/search"
         service = f"SearXNG at {self.params.base_url}"
         body = request_json(
-            "GET", endpoint, service=service, timeout=self.params.timeout,
+            "GET", endpoint, service=service, timeout=self.params.timeout, outbound=self._outbound,
             params={"q": question, "format": "json", "language": self.params.language,
                     "categories": self.params.categories},
             headers={"Accept": "application/json"},
@@ -310,13 +332,22 @@ class WebSearchAPIRetriever(WebRetriever["WebSearchAPIRetriever.Params"]):
         root = self.credential_destination(self.to_config()["params"], credential.to_config()["params"])
         return resolve_api_key(self, name, url=root), root
 
+    _outbound: OutboundPolicy | None = None
+
+    def inject_infra(self, *, outbound: OutboundPolicy | None = None, **infra: Any) -> None:
+        """``outbound``: the policy every connection must meet (given for the components of a user
+        who is not an administrator); None reaches any address."""
+        self._outbound = outbound
+        super().inject_infra(**infra)
+
     def search(self, question: str, top_k: int | None = None) -> Outcome:
         """The first ``top_k`` results as hits; details hold the endpoint and result counts."""
         k = _top_k(self.params.top_k, top_k)
         provider = self.params.provider
         key, root = self._key_and_root()
         service = f"{PROVIDERS[provider]['name']} at {root}"
-        common: dict[str, Any] = {"service": service, "timeout": self.params.timeout, "secret": key}
+        common: dict[str, Any] = {"service": service, "timeout": self.params.timeout, "secret": key,
+                                  "outbound": self._outbound}
         if provider == "brave":
             endpoint = f"{root}/res/v1/web/search"
             body = request_json("GET", endpoint, params={"q": question, "count": k},

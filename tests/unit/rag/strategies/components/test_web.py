@@ -169,9 +169,11 @@ class TestSearchAPIs:
         address = f"http://127.0.0.1:{free_port()}"
         retriever = with_key(WebSearchAPIRetriever(provider="serper", credential="search", base_url=address),
                              provider="serper", base_url=address)
-        with pytest.raises(WebSearchError, match="^could not reach Serper at") as caught:
+        with pytest.raises(WebSearchError) as caught:
             retriever.search(QUESTION)
-        assert KEY not in str(caught.value) and caught.value.__cause__ is None
+        # The network error's details go to the log only.
+        assert str(caught.value) == f"could not reach Serper at {address}"
+        assert caught.value.__cause__ is None
 
     def test_a_key_is_never_sent_to_a_server_it_is_not_bound_to(self, server):
         # The key belongs to Brave's own endpoint; the retriever points elsewhere.
