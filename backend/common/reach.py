@@ -103,9 +103,11 @@ def _private_model_of_another(owner: AbstractBaseUser | None, value: str, extra:
 
 
 def _names_a_path(value: str) -> bool:
-    """Where a hub name or a folder is accepted: whether ``value`` is taken as a folder (model
-    loaders try the path first, so a hub-shaped name that exists as a folder is one too)."""
-    return not _HUB_NAME.match(value) or Path(value).expanduser().exists()
+    """Where a hub name or a folder is accepted: whether ``value`` is taken as a folder. A name
+    shaped like a hub id (``org/name``) never is, whatever exists under the working directory
+    (the model loaders take a folder only when it is spelt as one, ``spelt_as_path``), so the
+    answer does not depend on what is on disk."""
+    return not _HUB_NAME.match(value)
 
 
 def inside_model_folders(value: str) -> bool:

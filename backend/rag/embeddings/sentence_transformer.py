@@ -44,6 +44,10 @@ class SentenceTransformerBase(EmbeddingModel[EmbeddingParamsT]):
         """What ``SentenceTransformer`` loads: an absolute directory or a hub repository id."""
         raise NotImplementedError
 
+    def _source_is_folder(self) -> bool:
+        """Whether ``_source()`` is a folder; else a hub id, loaded from the local cache."""
+        return Path(self._source()).is_absolute()
+
     def _prefix(self, *, query: bool) -> str:
         return ""
 
@@ -64,8 +68,9 @@ class SentenceTransformerBase(EmbeddingModel[EmbeddingParamsT]):
 
         source = self._source()
         # The files are read before sentence-transformers does: a function they name is refused
-        # here, never imported. A hub id loads from the cached folder that was read.
-        folder = Path(source) if Path(source).is_dir() else hub_snapshot_folder(source)
+        # here, never imported. A hub id loads from the cached folder that was read (never from a
+        # folder of the same name under the working directory).
+        folder = Path(source) if self._source_is_folder() else hub_snapshot_folder(source)
         if folder is None:
             raise EmbeddingError(f"{self.NAME} could not load {source}: it is not in the local Hugging Face cache")
         refused = model_files_problem(folder, trust_remote_code=self._trust_remote_code())
@@ -274,7 +279,8 @@ class SentenceTransformerEmbedding(SentenceTransformerBase["SentenceTransformerE
     Parameters
     ----------
     model_name_or_path : str
-        A directory, or a hub name (``org/name``; a bare name means ``sentence-transformers/name``)
+        An installed model's name; a directory, spelt as a path (absolute, or starting with ``.``
+        or ``~``); or a hub name (``org/name``; a bare name means ``sentence-transformers/name``)
         that the local cache already holds.
     query_prefix, passage_prefix : str
         Put before queries and passages, for models trained with prefixes (E5, BGE...).
@@ -303,11 +309,13 @@ class SentenceTransformerEmbedding(SentenceTransformerBase["SentenceTransformerE
         model_name_or_path: str = param(
             title=ml("Model name or path", "Nombre o ruta del modelo", "模型名稱或路徑"),
             description=ml(
-                "An installed embedding model (Models page), a local directory, or a Hugging Face model "
-                "name already in this machine's cache (nothing is downloaded).",
-                "Un modelo de embeddings instalado (página Modelos), un directorio local o el nombre de un "
-                "modelo de Hugging Face que ya esté en la caché de esta máquina (no se descarga nada).",
-                "已安裝的嵌入模型（模型頁面）、本機目錄，或已存在於本機快取中的 Hugging Face 模型名稱（不會下載任何內容）。",
+                "An installed embedding model (Models page), a local directory (a path starting with /, ./ or ~), "
+                "or a Hugging Face model name already in this machine's cache (nothing is downloaded).",
+                "Un modelo de embeddings instalado (página Modelos), un directorio local (una ruta que empiece por "
+                "/, ./ o ~) o el nombre de un modelo de Hugging Face que ya esté en la caché de esta máquina (no se "
+                "descarga nada).",
+                "已安裝的嵌入模型（模型頁面）、本機目錄（以 /、./ 或 ~ 開頭的路徑），或已存在於本機快取中的 Hugging Face "
+                "模型名稱（不會下載任何內容）。",
             ),
             min_length=1,
             json_schema_extra={"x-model-name": True, "x-model-kind": "embedding"},
@@ -354,21 +362,24 @@ class SentenceTransformerEmbedding(SentenceTransformerBase["SentenceTransformerE
     @staticmethod
     def _resolve(name: str) -> tuple[str, bool, str]:
         """``(source, is_local, label)``: an installed embedding model by its name (or the hub
-        id it came from); else sentence-transformers' own rule, where an existing path (or one
-        spelled as a path) is a directory and anything else a hub name."""
-        from rag.models_manager import EMBEDDING, store
+        id it came from); else a directory when ``name`` is spelt as a path (``spelt_as_path``),
+        and a hub name otherwise, whatever exists under the working directory."""
+        from rag.models_manager import EMBEDDING, spelt_as_path, store
 
         installed = store().resolve(name, EMBEDDING)
         if installed is not None:
             return str(installed.path), True, installed.name
-        path = Path(name).expanduser()
-        if path.exists() or path.is_absolute() or name.startswith((".", "~")):
+        if spelt_as_path(name):
+            path = Path(name).expanduser()
             return str(path.resolve()), True, path.name
         source = name if "/" in name else f"sentence-transformers/{name}"
         return source, False, Path(source).name
 
     def _source(self) -> str:
         return self._resolve(self.params.model_name_or_path)[0]
+
+    def _source_is_folder(self) -> bool:
+        return self._resolve(self.params.model_name_or_path)[1]
 
     def _prefix(self, *, query: bool) -> str:
         return self.params.query_prefix if query else self.params.passage_prefix

@@ -21,6 +21,7 @@ from .storage import (
     default_name,
     default_root,
     name_problem,
+    spelt_as_path,
     store,
     viewing_as,
 )
@@ -46,6 +47,7 @@ __all__ = [
     "inspect_model_zip",
     "name_problem",
     "packaged_models",
+    "spelt_as_path",
     "store",
     "viewing_as",
 ]

@@ -96,6 +96,14 @@ def current_viewer() -> Viewer | None:
     return _viewer.get()
 
 
+def spelt_as_path(reference: str) -> bool:
+    """Whether a model reference, where a name or a folder is accepted, names a folder: an absolute
+    path, or one starting with ``.``, ``~`` or ``/``. Anything else is a name (an installed
+    model's, or a hub id), whatever exists under the working directory: trying the path first, as
+    sentence-transformers does, would tell a user who may not name server paths which exist."""
+    return reference.startswith((".", "~", "/")) or Path(reference).is_absolute()
+
+
 def default_root(environ: dict[str, str] | os._Environ = os.environ) -> Path:
     """``$TRELLIS_MODELS_DIR/installed``, else ``$TRELLIS_DATA_DIR/models/installed``, else
     ``~/.cache/trellis/models/installed`` (as the packaged GGUF models are found)."""

@@ -22,28 +22,31 @@ _models_lock = threading.Lock()
 
 def resolve_cross_encoder(model_name: str) -> tuple[str, str]:
     """``(what CrossEncoder loads, version)`` for ``model_name``: an installed model (by name,
-    or by the hub id it came from), else a local directory, else a hub id to find in the local
-    Hugging Face cache. ``version`` changes when an installed model is replaced."""
-    from rag.models_manager import CROSS_ENCODER, store
+    or by the hub id it came from), else a local directory spelt as a path (``spelt_as_path``),
+    else a hub id to find in the local Hugging Face cache, whatever exists under the working
+    directory. What it loads is an absolute folder or a hub id. ``version`` changes when an
+    installed model is replaced."""
+    from rag.models_manager import CROSS_ENCODER, spelt_as_path, store
 
     installed = store().resolve(model_name, CROSS_ENCODER)
     if installed is not None:
-        return str(installed.path), installed.version
+        return str(installed.path.expanduser().absolute()), installed.version
     path = Path(model_name).expanduser()
-    if path.is_dir():
+    if spelt_as_path(model_name) and path.is_dir():
         return str(path.resolve()), ""
     return model_name, ""
 
 
 def cross_encoder_problem(model_name: str) -> Problem | None:
     """None when ``model_name`` (an installed name, a local directory or a hub id) has a local
-    copy; otherwise what to do about it. Looks only at the disk: never downloads."""
-    from rag.models_manager import CROSS_ENCODER, store
+    copy; otherwise what to do about it. Looks only at the disk: never downloads. A directory is
+    one spelt as a path (``spelt_as_path``): a name is never looked up under the working directory."""
+    from rag.models_manager import CROSS_ENCODER, spelt_as_path, store
 
     if store().resolve(model_name, CROSS_ENCODER) is not None:
         return None
     path = Path(model_name).expanduser()
-    if path.is_dir():
+    if spelt_as_path(model_name) and path.is_dir():
         return None if (path / "config.json").is_file() else Problem(
             gettext_noop("{name} is a directory without config.json; point model_name at a saved cross-encoder"),
             name=model_name)
@@ -91,14 +94,15 @@ def load_cross_encoder(model_name: str, device: str) -> Any:
 
 
 def _load(source: str, device: str) -> Any:
-    """A ``CrossEncoder`` from ``source`` (a folder or a cached hub id), once its files name no
-    function to run; ``SystemExit`` and the like raised while loading become ``ModelLoadAborted``."""
+    """A ``CrossEncoder`` from ``source`` (an absolute folder or a cached hub id), once its files
+    name no function to run; ``SystemExit`` and the like raised while loading become
+    ``ModelLoadAborted``."""
     import torch
     from sentence_transformers import CrossEncoder
 
     from rag.models_manager.safety import abort_guard, hub_snapshot_folder, model_files_problem
 
-    folder = Path(source) if Path(source).is_dir() else hub_snapshot_folder(source)
+    folder = Path(source) if Path(source).is_absolute() else hub_snapshot_folder(source)
     if folder is None:
         raise TrellisError(Problem(gettext_noop("{name} is not in the local Hugging Face cache"), name=source))
     problem = model_files_problem(folder)
@@ -129,10 +133,11 @@ class CrossEncoderParams(RerankParams):
         DEFAULT_MODEL, min_length=1, max_length=500,
         title=ml("Model", "Modelo", "模型"),
         description=ml(
-            "An installed cross-encoder (Models page), a Hugging Face name with a local copy, or a local directory.",
+            "An installed cross-encoder (Models page), a Hugging Face name with a local copy, or a local directory "
+            "(a path starting with /, ./ or ~).",
             "Un cross-encoder instalado (página Modelos), un nombre de Hugging Face con copia local, o un directorio "
-            "local.",
-            "已安裝的交叉編碼器（模型頁面）、已有本機副本的 Hugging Face 名稱，或本機目錄。",
+            "local (una ruta que empiece por /, ./ o ~).",
+            "已安裝的交叉編碼器（模型頁面）、已有本機副本的 Hugging Face 名稱，或本機目錄（以 /、./ 或 ~ 開頭的路徑）。",
         ),
         json_schema_extra={"x-model-name": True, "x-model-kind": "cross-encoder"},
     )
