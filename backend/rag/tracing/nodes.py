@@ -5,10 +5,13 @@ from __future__ import annotations
 import contextvars
 import itertools
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
+
+from .limits import RunLimitExceeded, RunLimits, budget_spent, deadline_reached
 
 T = TypeVar("T")
 
@@ -56,27 +59,54 @@ class TraceNode:
 
 class TraceRecorder:
     """Numbers trace nodes of one run (``n1``, ``n2``, ... in start order) and hands each
-    completed node and agentic round to optional listeners (the chat stream)."""
+    completed node and agentic round to optional listeners (the chat stream).
+
+    With ``limits`` (``RunLimits``), it also keeps the run within them: ``count_llm_call`` and
+    ``check_limits`` raise ``RunLimitExceeded`` once the run is past its deadline or would make
+    more LLM calls than its budget, and keep raising it from then on (``stopped`` holds the
+    first)."""
 
     def __init__(
         self,
         on_node: Callable[[TraceNode], None] | None = None,
         on_round: Callable[[TraceNode, dict[str, Any]], None] | None = None,
+        limits: RunLimits | None = None,
     ) -> None:
         self._on_node = on_node
         self._on_round = on_round
         self._counter = itertools.count(1)
         self._lock = threading.Lock()
         self.llm_calls = 0
+        self.limits = limits or RunLimits()
+        self.started = time.monotonic()
+        self.stopped: RunLimitExceeded | None = None
 
     def next_id(self) -> str:
         with self._lock:
             return f"n{next(self._counter)}"
 
     def count_llm_call(self) -> None:
-        """Called by every LLM request made while this recorder is current."""
+        """Called by every LLM request made while this recorder is current, before it is sent;
+        raises ``RunLimitExceeded`` instead when the run may not make it."""
         with self._lock:
+            self._within_limits()
+            budget = self.limits.max_llm_calls
+            if budget is not None and self.llm_calls >= budget:
+                self.stopped = budget_spent(budget)
+                raise self.stopped.again()
             self.llm_calls += 1
+
+    def check_limits(self) -> None:
+        """Raise ``RunLimitExceeded`` when the run has reached a limit (between steps and tokens)."""
+        with self._lock:
+            self._within_limits()
+
+    def _within_limits(self) -> None:
+        if self.stopped is None and self.limits.deadline_s is not None \
+                and time.monotonic() - self.started > self.limits.deadline_s:
+            self.stopped = deadline_reached(self.limits.deadline_s)
+        if self.stopped is not None:
+            raise self.stopped.again()
 
     def node_completed(self, node: TraceNode) -> None:
         if self._on_node is not None:
