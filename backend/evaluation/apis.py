@@ -99,11 +99,17 @@ class DatasetListApi(APIView):
                                                 context={"request": request}).data)
 
 
+COUNT_MAX = 2**31 - 1
+"""The largest count the database's integer columns hold (and far past any dataset)."""
+ID_MAX = 2**63 - 1
+"""The largest id a row may have."""
+
+
 class SubsetFields(serializers.Serializer):
-    max_queries = serializers.IntegerField(required=False, allow_null=True, min_value=1, default=None,
-                                           help_text="Keep only the first N judged queries.")
+    max_queries = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=COUNT_MAX,
+                                           default=None, help_text="Keep only the first N judged queries.")
     max_documents = serializers.IntegerField(
-        required=False, allow_null=True, min_value=1, default=None,
+        required=False, allow_null=True, min_value=1, max_value=COUNT_MAX, default=None,
         help_text="Keep every document judged for the kept queries, then leading documents up to N.")
     chunker = serializers.JSONField(required=False, allow_null=True, default=None,
                                     help_text="A chunker reference; empty keeps one chunk per document.")
@@ -253,21 +259,23 @@ class EvaluationCreateApi(APIView):
 
     @extend_schema_serializer(component_name="EvaluationCreate")
     class InputSerializer(serializers.Serializer):
-        dataset = serializers.IntegerField()
-        pipelines = serializers.ListField(child=serializers.IntegerField(), required=False, default=list,
+        dataset = serializers.IntegerField(min_value=1, max_value=ID_MAX)
+        pipelines = serializers.ListField(child=serializers.IntegerField(min_value=1, max_value=ID_MAX), required=False,
+                                          default=list,
                                           help_text="Ids of your saved pipelines (run over the dataset's corpus).")
         presets = serializers.ListField(child=serializers.CharField(), required=False, default=list,
                                         help_text="Retriever presets run by NaiveRAG: keyword, semantic, hybrid…")
-        query_limit = serializers.IntegerField(required=False, allow_null=True, min_value=1, default=None,
+        query_limit = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=COUNT_MAX,
+                                               default=None,
                                                help_text="Evaluate only the first N queries.")
         depth = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=1000, default=100,
                                          help_text="Results asked of each retriever; null keeps its own top_k.")
         answer_queries = serializers.IntegerField(
-            required=False, min_value=0, default=0,
+            required=False, min_value=0, max_value=COUNT_MAX, default=0,
             help_text="How many of the queries are also answered, for the answer metrics.")
         judge = serializers.JSONField(required=False, allow_null=True, default=None,
                                       help_text="An LLM reference that judges faithfulness of the answers.")
-        seed = serializers.IntegerField(required=False, default=0)
+        seed = serializers.IntegerField(required=False, min_value=-(2**31), max_value=2**31 - 1, default=0)
 
     @extend_schema(operation_id="evaluations_create", request=InputSerializer, parameters=[LANG_PARAMETER],
                    responses={201: EvaluationOutputSerializer, **INVALID})

@@ -358,7 +358,7 @@ class ChunkListApi(APIView):
 
     class FilterSerializer(serializers.Serializer):
         limit = serializers.IntegerField(default=50, min_value=1, max_value=500)
-        offset = serializers.IntegerField(default=0, min_value=0)
+        offset = serializers.IntegerField(default=0, min_value=0, max_value=2**31 - 1)
 
     @extend_schema_serializer(component_name="Chunk")
     class ChunkSerializer(serializers.Serializer):
