@@ -4,15 +4,9 @@ recently used one let go of first, never one that is answering.
 Each server in the pool is ``Pooled``: it knows its key, the memory it holds and how many
 requests hold it now (``lease``). ``ServerPool.acquire`` gives the server a key names, or one
 that can serve in its place, loading it when there is none; to make room it lets go of the
-least recently used idle servers, and when every server is answering it waits for one to
-finish.
-
-A server let go of is closed (``Pooled.close``) only while no request holds any server of the
-pool, and no request starts meanwhile. llama.cpp needs this: freeing a server joins its
-threads with the interpreter lock held, while a request to another server may be waiting in
-llama.cpp for that lock to hand back a token, and each would wait for the other for ever. A
-request that finds its server closed (it had it in hand when it was let go of) asks the pool
-again (``Pooled.reacquire``).
+least recently used idle servers, closing them (``Pooled.close``), and when every server is
+answering it waits for one to finish. A request that finds its server closed (it had it in
+hand, not yet leased, when the pool let go of it) asks the pool again.
 """
 
 from __future__ import annotations
@@ -71,7 +65,7 @@ class Pooled:
     _pool: ServerPool | None = None
 
     def close(self) -> None:
-        """Free the server (called by the pool, while no request holds any of its servers)."""
+        """Free the server (called by the pool as it lets go of it, never while a request holds it)."""
         self.closed = True
 
     @contextmanager
@@ -109,10 +103,7 @@ class ServerPool(Generic[P]):
         self.limits = limits
         self.wait_s = wait_s
         self._servers: dict[Any, P] = {}
-        self._retired: list[P] = []
-        """Let go of, not closed yet: they close once no request is in flight."""
-        self._closing = False
-        self._changed = threading.Condition()  # guards everything above, leases and last_used
+        self._changed = threading.Condition()  # guards _servers, leases and last_used
         self._loading = threading.Lock()  # one load at a time; requests go on meanwhile
 
     # -- reading --------------------------------------------------------------------------
@@ -160,8 +151,6 @@ class ServerPool(Generic[P]):
                 self._servers[key] = server
                 self._let_go_beyond(self.limits(), keep=server)
                 held, total = len(self._servers), sum(held.memory_bytes for held in self._servers.values())
-                if not self._in_flight():
-                    self._close_all_retired()
             logger.info("loaded local model server %s (%d MB); %d held, %d MB", key, server.memory_bytes // MB,
                         held, total // MB)
             return server
@@ -171,7 +160,6 @@ class ServerPool(Generic[P]):
         with self._changed:
             for key in [key for key, server in self._servers.items() if server.leases == 0]:
                 self._let_go(key)
-            self._drain_and_close(time.monotonic() + self.wait_s)
 
     # -------------------------------------------------------------------------------------
 
@@ -187,19 +175,15 @@ class ServerPool(Generic[P]):
         return min(fitting, key=lambda server: server.memory_bytes) if fitting else None
 
     def _make_room(self, needed: int) -> None:
-        """Let go of idle servers, least recently used first, and close them, until a server of
-        ``needed`` bytes fits; wait for busy ones to finish meanwhile."""
+        """Let go of idle servers, least recently used first, until a server of ``needed`` bytes
+        fits; wait for busy ones to finish meanwhile."""
         deadline = time.monotonic() + self.wait_s
         with self._changed:
             while True:
                 limits = self.limits()
                 if self._fits(limits, needed):
                     return
-                if self._retired:  # closing the ones let go of may be enough
-                    self._drain_and_close(deadline)
-                    if self._retired:
-                        raise ServerPoolError(ALL_BUSY, "local_models_busy", count=limits.max_servers)
-                elif (idle := self._least_recently_used_idle()) is not None:
+                if (idle := self._least_recently_used_idle()) is not None:
                     self._let_go(idle.key)
                 elif (left := deadline - time.monotonic()) > 0:
                     self._changed.wait(left)
@@ -207,9 +191,8 @@ class ServerPool(Generic[P]):
                     raise ServerPoolError(ALL_BUSY, "local_models_busy", count=limits.max_servers)
 
     def _fits(self, limits: PoolLimits, needed: int) -> bool:
-        """Whether one more server of ``needed`` bytes fits; servers let go of but not closed
-        yet still count."""
-        held = [*self._servers.values(), *self._retired]
+        """Whether one more server of ``needed`` bytes fits."""
+        held = list(self._servers.values())
         if len(held) + 1 > max(limits.max_servers, 1):
             return False
         if limits.max_memory_bytes is None or not held:
@@ -231,44 +214,17 @@ class ServerPool(Generic[P]):
         return min(idle, key=lambda server: server.last_used) if idle else None
 
     def _let_go(self, key: Any) -> None:
+        """Drop an idle server from the pool and close it (called holding ``_changed``)."""
         server = self._servers.pop(key)
-        self._retired.append(server)
-        logger.info("let go of local model server %s (%d MB, least recently used)", key, server.memory_bytes // MB)
-
-    def _drain_and_close(self, deadline: float) -> None:
-        """Close the servers let go of once no request is in flight, new requests waiting
-        meanwhile (called holding ``_changed``). Past ``deadline`` they stay let go of, to close
-        when the last request ends."""
-        while self._closing:  # another thread is closing them
-            self._changed.wait()
-        if not self._retired:
-            return
-        self._closing = True
+        server._pool = None
+        logger.info("closing local model server %s (%d MB, least recently used)", key, server.memory_bytes // MB)
         try:
-            while self._in_flight() and (left := deadline - time.monotonic()) > 0:
-                self._changed.wait(left)
-            if not self._in_flight():
-                self._close_all_retired()
-        finally:
-            self._closing = False
-            self._changed.notify_all()
-
-    def _in_flight(self) -> int:
-        return sum(server.leases for server in [*self._servers.values(), *self._retired])
-
-    def _close_all_retired(self) -> None:
-        while self._retired:
-            server = self._retired.pop()
-            server._pool = None
-            try:
-                server.close()
-            except Exception:
-                logger.warning("closing local model server %s failed", server.key, exc_info=True)
+            server.close()
+        except Exception:
+            logger.warning("closing local model server %s failed", key, exc_info=True)
 
     def _take(self, server: P) -> bool:
         with self._changed:
-            while self._closing:
-                self._changed.wait()
             if server.closed or server._pool is not self:
                 return False
             server.leases += 1
@@ -279,8 +235,6 @@ class ServerPool(Generic[P]):
         with self._changed:
             server.leases -= 1
             server.last_used = time.monotonic()
-            if self._retired and not self._closing and not self._in_flight():
-                self._close_all_retired()
             self._changed.notify_all()
 
 
