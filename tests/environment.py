@@ -23,6 +23,11 @@ os.environ.setdefault("SECRET_KEY", "test-only-secret-key")
 os.environ.setdefault("TRELLIS_OUTBOUND_ALLOW",
                       "127.0.0.1,localhost,api.openai.com,gateway.example,gateway.example.org")
 os.environ.setdefault("TRELLIS_MODELS_DIRS", tempfile.gettempdir())
+# Tests about other things make one user do the work of many (a hundred chats at once, a
+# fuzzer's thousand requests a minute): a user's concurrent runs and session API requests are
+# not limited unless a test says so (the tests of those limits set them).
+os.environ.setdefault("TRELLIS_MAX_CONCURRENT_RUNS_PER_USER", "0")
+os.environ.setdefault("TRELLIS_SESSION_API_RATE_LIMIT", "0")
 # Tests never touch the developer's var/ or ~/.config/trellis: each run gets its own data
 # directory and configuration folder (where the credentials key lives).
 # They are removed when the process ends: a data directory holds ~0.5 GB of assembled models, and

@@ -15,7 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from common.api import get_for_owner, validated
+from common.api import Invalid, get_for_owner, message_error, validated
 
 from . import selectors, services
 from .services import username_normalized
@@ -107,7 +107,10 @@ class ApiTokenCreateApi(APIView):
                    responses={201: IssuedApiTokenOutputSerializer})
     def post(self, request: Request) -> Response:
         data = validated(self.InputSerializer, request.data)
-        issued = services.api_token_create(owner=request.user, name=data["name"])
+        try:
+            issued = services.api_token_create(owner=request.user, name=data["name"])
+        except services.TooManyTokens as exc:
+            raise Invalid([message_error("", exc.template, exc.code, request.LANGUAGE_CODE, **exc.context)]) from None
         body = {**ApiTokenOutputSerializer(issued.token).data, "token": issued.secret}
         return Response(IssuedApiTokenOutputSerializer(body).data, status=status.HTTP_201_CREATED)
 

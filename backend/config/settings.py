@@ -328,6 +328,8 @@ REST_FRAMEWORK = {
         "rest_framework.parsers.MultiPartParser",
     ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # TRELLIS_SESSION_API_RATE_LIMIT requests a minute per signed-in user (issue 38).
+    "DEFAULT_THROTTLE_CLASSES": ["accounts.throttles.SessionUserRateThrottle"],
     "EXCEPTION_HANDLER": "common.api.exception_handler",
     "DEFAULT_PAGINATION_CLASS": None,
 }
@@ -439,3 +441,22 @@ FILE_UPLOAD_HANDLERS = [
 TRELLIS_DATASET_MAX_BYTES = _env_int("TRELLIS_DATASET_MAX_MB", 1024) * 1024 * 1024
 TRELLIS_DATASET_MAX_FILES = _env_int("TRELLIS_DATASET_MAX_FILES", 1000)
 TRELLIS_DATASET_MAX_RECORD_BYTES = _env_int("TRELLIS_DATASET_MAX_RECORD_KB", 1024) * 1024
+
+# -- Security, round 3 (issue 38): bounded runs, local model servers, API use ----------------------
+# Every run stops at a wall-clock deadline and an LLM-call budget (nested agentic retrievers
+# included), its trace saying which stopped it; one user may have this many questions being
+# answered at once (0: no limit). docs/deploy.md, "Limits on runs and API use".
+TRELLIS_RUN_DEADLINE_S = _env_int("TRELLIS_RUN_DEADLINE_S", 300)
+TRELLIS_RUN_MAX_LLM_CALLS = _env_int("TRELLIS_RUN_MAX_LLM_CALLS", 40)
+TRELLIS_MAX_CONCURRENT_RUNS_PER_USER = _env_int("TRELLIS_MAX_CONCURRENT_RUNS_PER_USER", 2)
+# llama.cpp servers of the local model this process may hold, and their memory in all (0: no
+# memory limit); the least recently used idle one is closed to make room.
+TRELLIS_LOCAL_LLM_MAX_SERVERS = _env_int("TRELLIS_LOCAL_LLM_MAX_SERVERS", 3)
+TRELLIS_LOCAL_LLM_MAX_MEMORY_MB = _env_int("TRELLIS_LOCAL_LLM_MAX_MEMORY_MB", 4096)
+# Active API tokens one user may hold. The session API (the browser app) allows this many
+# requests a minute per user (0: no limit).
+TRELLIS_MAX_API_TOKENS_PER_USER = _env_int("TRELLIS_MAX_API_TOKENS_PER_USER", 10)
+TRELLIS_SESSION_API_RATE_LIMIT = _env_int("TRELLIS_SESSION_API_RATE_LIMIT", 600)
+# The earlier turns of an OpenAI-compatible request that are kept (and stored with its
+# conversation); older ones are left out.
+TRELLIS_GATEWAY_HISTORY_TURNS = _env_int("TRELLIS_GATEWAY_HISTORY_TURNS", 20)

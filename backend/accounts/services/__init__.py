@@ -11,6 +11,7 @@ from .sign_in import (
 from .tokens import (
     TOKEN_PREFIX,
     IssuedToken,
+    TooManyTokens,
     api_token_authenticate,
     api_token_create,
     api_token_revoke,
@@ -18,7 +19,7 @@ from .tokens import (
 )
 
 __all__ = [
-    "TOKEN_PREFIX", "IssuedToken", "Lockout", "api_token_authenticate", "api_token_create", "api_token_revoke",
+    "TOKEN_PREFIX", "IssuedToken", "Lockout", "TooManyTokens", "api_token_authenticate", "api_token_create", "api_token_revoke",
     "api_token_throttle", "client_address", "login_failure_record", "login_lockout", "login_success_record",
     "username_normalized",
 ]

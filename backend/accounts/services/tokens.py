@@ -3,7 +3,8 @@
 A token is ``trl_`` and 43 URL-safe characters (256 random bits), so a hash without a salt is
 enough to store it: nobody can guess a preimage, and a lookup by hash needs no scan. Each token
 may make ``TRELLIS_API_RATE_LIMIT`` requests per minute (a fixed window counted in the cache,
-shared by every server process once Redis is there).
+shared by every server process once Redis is there). A user may hold
+``TRELLIS_MAX_API_TOKENS_PER_USER`` active tokens.
 """
 
 from __future__ import annotations
@@ -15,9 +16,14 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
+from django.db import transaction
 from django.utils import timezone
+
+from rag.core import TrellisError
+from rag.core.i18n import gettext_noop
 
 from ..models import ApiToken
 
@@ -26,6 +32,20 @@ PREFIX_LENGTH = len(TOKEN_PREFIX) + 8
 LAST_USED_PRECISION = timedelta(minutes=1)
 """``last_used_at`` is written at most this often: not one write per request."""
 RATE_WINDOW_S = 60
+
+
+TOO_MANY_TOKENS = gettext_noop(
+    "you have {limit} active API tokens, the most one user may hold; revoke one you no longer use first")
+
+
+class TooManyTokens(TrellisError):
+    """The user holds as many active tokens as they may; ``template``/``context`` translate it."""
+
+    code = "too_many_tokens"
+
+    def __init__(self, limit: int) -> None:
+        self.template, self.context = TOO_MANY_TOKENS, {"limit": limit}
+        super().__init__(TOO_MANY_TOKENS.format(limit=limit))
 
 
 @dataclass(frozen=True)
@@ -41,9 +61,18 @@ def _digest(secret: str) -> str:
 
 
 def api_token_create(*, owner: AbstractBaseUser, name: str) -> IssuedToken:
+    """A new token of ``owner``; raises ``TooManyTokens`` when they hold
+    ``TRELLIS_MAX_API_TOKENS_PER_USER`` active ones already (0: no limit)."""
+    limit = settings.TRELLIS_MAX_API_TOKENS_PER_USER
     secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
-    token = ApiToken.objects.create(owner=owner, name=name.strip(), prefix=secret[:PREFIX_LENGTH],
-                                    digest=_digest(secret))
+    with transaction.atomic():
+        if limit > 0:
+            # The owner's row is locked: two tokens made at once are counted one after the other.
+            get_user_model().objects.select_for_update().filter(pk=owner.pk).values_list("pk", flat=True).first()
+            if ApiToken.objects.filter(owner=owner, revoked_at__isnull=True).count() >= limit:
+                raise TooManyTokens(limit)
+        token = ApiToken.objects.create(owner=owner, name=name.strip(), prefix=secret[:PREFIX_LENGTH],
+                                        digest=_digest(secret))
     return IssuedToken(token, secret)
 
 
