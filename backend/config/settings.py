@@ -453,8 +453,9 @@ TRELLIS_MAX_CONCURRENT_RUNS_PER_USER = _env_int("TRELLIS_MAX_CONCURRENT_RUNS_PER
 # memory limit); the least recently used idle one is closed to make room.
 TRELLIS_LOCAL_LLM_MAX_SERVERS = _env_int("TRELLIS_LOCAL_LLM_MAX_SERVERS", 3)
 TRELLIS_LOCAL_LLM_MAX_MEMORY_MB = _env_int("TRELLIS_LOCAL_LLM_MAX_MEMORY_MB", 4096)
-# Active API tokens one user may hold. The session API (the browser app) allows this many
-# requests a minute per user (0: no limit).
+# Active API tokens one user may hold; TRELLIS_API_RATE_LIMIT counts the requests of all of a
+# user's tokens together. The session API (the browser app) allows this many requests a minute
+# per user (0: no limit).
 TRELLIS_MAX_API_TOKENS_PER_USER = _env_int("TRELLIS_MAX_API_TOKENS_PER_USER", 10)
 TRELLIS_SESSION_API_RATE_LIMIT = _env_int("TRELLIS_SESSION_API_RATE_LIMIT", 600)
 # The earlier turns of an OpenAI-compatible request that are kept (and stored with its

@@ -16,7 +16,7 @@ from rag.core.i18n import gettext_noop
 
 MISSING = gettext_noop("send an API token as 'Authorization: Bearer <token>'; make one on your account page")
 UNKNOWN = gettext_noop("this API token is not valid: it was revoked, or never existed")
-THROTTLED = gettext_noop("this API token made too many requests; try again in {seconds} seconds")
+THROTTLED = gettext_noop("your API tokens made too many requests this minute; try again in {seconds} seconds")
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,10 @@
 """API tokens: made, checked, throttled and revoked.
 
 A token is ``trl_`` and 43 URL-safe characters (256 random bits), so a hash without a salt is
-enough to store it: nobody can guess a preimage, and a lookup by hash needs no scan. Each token
-may make ``TRELLIS_API_RATE_LIMIT`` requests per minute (a fixed window counted in the cache,
-shared by every server process once Redis is there). A user may hold
-``TRELLIS_MAX_API_TOKENS_PER_USER`` active tokens.
+enough to store it: nobody can guess a preimage, and a lookup by hash needs no scan. A user's
+tokens may make ``TRELLIS_API_RATE_LIMIT`` requests per minute together (a fixed window counted
+in the cache, shared by every server process once Redis is there), and a user may hold
+``TRELLIS_MAX_API_TOKENS_PER_USER`` active tokens: more tokens are not more requests.
 """
 
 from __future__ import annotations
@@ -100,14 +100,15 @@ def api_token_authenticate(*, secret: str) -> ApiToken | None:
 
 
 def api_token_throttle(*, token: ApiToken) -> int | None:
-    """Count one request of ``token``: None when it may go on, else the seconds until it may
-    (it made ``TRELLIS_API_RATE_LIMIT`` requests in this minute already)."""
+    """Count one request of ``token`` against its owner's limit: None when it may go on, else
+    the seconds until it may (the owner's tokens made ``TRELLIS_API_RATE_LIMIT`` requests in
+    this minute already)."""
     limit = settings.TRELLIS_API_RATE_LIMIT
     if limit <= 0:
         return None
     now = time.time()
     window = int(now // RATE_WINDOW_S)
-    key = f"trellis:api-rate:{token.pk}:{window}"
+    key = f"trellis:api-rate:user:{token.owner_id}:{window}"
     cache.add(key, 0, RATE_WINDOW_S * 2)
     try:
         count = cache.incr(key)

@@ -9,76 +9,46 @@ import logging
 import os
 import queue
 import secrets
-import statistics
 import threading
-from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from rag.core import ml, param, register
 
-from . import local_models
-from .base import LLM, LLMError, Message, estimate_tokens, json_only_instruction
+from . import gguf, local_models
+from .base import LLM, LLMError, Message, ReadingDefaults, estimate_tokens, json_only_instruction
 from .params import LLMParams
+from .server_pool import MB, TOO_LARGE, Pooled, PoolLimits, ServerPool, ServerPoolError
 
 logger = logging.getLogger(__name__)
-_servers_lock = threading.Lock()
 _END = object()
 ANSWER_MODEL = "qwen2.5-1.5b-instruct"
 """The packaged model that writes answers by default. On 100 XQuAD-es and -zh questions it gave
 a short answer holding the reference 0.80/0.70 of the time (the 0.5B 0.29/0.35) and copied a
 passage for 1% of them (the 0.5B 5%), with its first word at a p50 of 1.7 s on two idle cores
 that read it at ~50 tokens a second (bench/answers.py, bench/README.md)."""
-FIRST_TOKEN_HEADROOM_S = 0.5
-"""Of the time to the first word, what retrieval and the first generated token take: the rest is
-left for reading the prompt."""
+SLOTS = 2
+"""Conversations one server generates for at once; each slot gets the whole context."""
+DEFAULT_MAX_SERVERS = 3
+DEFAULT_MAX_MEMORY_MB = 4096
+SERVER_OVERHEAD_BYTES = 96 * MB
+"""What a server holds besides its weights and its context cache (compute buffers, threads)."""
+UNKNOWN_CACHE_BYTES_PER_TOKEN = 128 * 1024
+"""The context cache of a token, for a file whose header does not say (a 7B model's, about)."""
+SMALLEST_CONTEXT, CONTEXT_STEP = 512, 256
 
 
-class ReadingSpeed:
-    """How fast one model has read prompts on this machine lately: the median prompt tokens a
-    second of its last reads long enough to time (llama.cpp's own timings of each request)."""
+class _Tokenizer:
+    """A loaded model's own tokenizer, which its server offers on a loopback port (behind a
+    random key that keeps other local users out)."""
 
-    SHORTEST_TIMED_READ = 64
-    """Reads of fewer new tokens are mostly fixed cost, not reading speed."""
-
-    def __init__(self, keep: int = 9) -> None:
-        self._speeds: deque[float] = deque(maxlen=keep)
-        self._lock = threading.Lock()
-
-    def record(self, timings: dict[str, Any] | None) -> None:
-        if not timings or timings.get("prompt_n", 0) < self.SHORTEST_TIMED_READ:
-            return
-        speed = timings.get("prompt_per_second")
-        if isinstance(speed, (int, float)) and speed > 0:
-            with self._lock:
-                self._speeds.append(float(speed))
-
-    def tokens_per_second(self) -> float | None:
-        with self._lock:
-            return statistics.median(self._speeds) if self._speeds else None
-
-
-_reading_speeds: dict[tuple[str, int], ReadingSpeed] = {}
-_reading_speeds_lock = threading.Lock()  # not the servers' lock, which is held while a model loads
-
-
-class _Loaded:
-    """A model llama.cpp has loaded: its in-process server, and the model's own tokenizer, which
-    that server also offers on a loopback port (behind a random key that keeps other local users
-    out)."""
-
-    def __init__(self, server: Any, api_key: str) -> None:
-        self.server = server
-        address = urlsplit(server.listening_address)
-        self._host, self._port = address.hostname or "127.0.0.1", address.port
-        self._headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"}
+    def __init__(self, host: str, port: int | None, headers: dict[str, str]) -> None:
+        self._host, self._port, self._headers = host, port, headers
         self._connections = threading.local()  # one kept-alive connection per thread
-        # The instructions, the examples and a passage asked about again are counted once.
-        self.count_tokens = functools.lru_cache(maxsize=8192)(self._count_tokens)
 
-    def _count_tokens(self, text: str) -> int:
+    def count(self, text: str) -> int:
         try:
             return self._tokenize(text)
         except (OSError, http.client.HTTPException):
@@ -86,6 +56,17 @@ class _Loaded:
             self._connections.value.close()
             self._connections.value = None
             return self._tokenize(text)
+
+    def slots_status(self) -> int:
+        """The HTTP status of ``GET /slots``, which the server answers from its main loop."""
+        connection = http.client.HTTPConnection(self._host, self._port, timeout=30)
+        try:
+            connection.request("GET", "/slots", headers=self._headers)
+            response = connection.getresponse()
+            response.read()
+            return response.status
+        finally:
+            connection.close()
 
     def _tokenize(self, text: str) -> int:
         connection = getattr(self._connections, "value", None)
@@ -99,33 +80,175 @@ class _Loaded:
         return len(json.loads(payload)["tokens"])
 
 
-_servers: dict[tuple[str, int, int], _Loaded] = {}
-_tokenizers: dict[str, _Loaded] = {}
-"""A loaded server per packaged model name or GGUF path, for its tokenizer."""
+class _Loaded(Pooled):
+    """A model llama.cpp has loaded, held by the pool (``_servers``): its in-process server, and
+    the model's own tokenizer.
+
+    ``server`` leases it for each request (a stream's included), so the pool never closes a
+    server that is answering. Only ``_server`` refers to llama.cpp's server, so ``close`` frees
+    it there and then (its threads end, its port closes), at a moment the pool chose."""
+
+    def __init__(self, server: Any, api_key: str, reacquire: Callable[[], _Loaded]) -> None:
+        self._server = server
+        self.reacquire = reacquire
+        """The pool's server for the same model and settings, for a request that finds this one closed."""
+        self.address = server.listening_address
+        address = urlsplit(self.address)
+        tokenizer = _Tokenizer(address.hostname or "127.0.0.1", address.port,
+                               {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"})
+        # The instructions, the examples and a passage asked about again are counted once.
+        self.count_tokens = functools.lru_cache(maxsize=8192)(tokenizer.count)
+        self._wait_until_serving(tokenizer)
+
+    def _wait_until_serving(self, tokenizer: _Tokenizer) -> None:
+        """Return once the server's main loop runs. xllamacpp's server hands itself over before
+        its loop starts, and freeing it before then leaves the loop running and the freeing
+        thread waiting for it for ever; a request the loop answers proves it runs."""
+        try:
+            if tokenizer.slots_status() == 200:
+                return
+        except (OSError, http.client.HTTPException):
+            pass
+        self._server.handle_chat_completions({"messages": [{"role": "user", "content": "."}], "max_tokens": 1})
+
+    @property
+    def server(self) -> _LeasedServer:
+        return _LeasedServer(self)
+
+    def close(self) -> None:
+        super().close()
+        self._server = None
+
+
+class _LeasedServer:
+    """llama.cpp's server, each request made while holding a lease on it."""
+
+    def __init__(self, loaded: _Loaded) -> None:
+        self._loaded = loaded
+
+    def handle_chat_completions(self, *args: Any) -> Any:
+        loaded = self._loaded
+        while True:
+            with loaded.lease() as alive:
+                if alive:
+                    return loaded._server.handle_chat_completions(*args)
+            loaded = loaded.reacquire()  # closed since it was handed out: the pool's current one
+
+
+def configure_local_servers(*, max_servers: int | None = None, max_memory_mb: int | None = None) -> None:
+    """Bound this process's local model servers (the Django app passes its settings); None
+    reads the environment: ``TRELLIS_LOCAL_LLM_MAX_SERVERS`` (3) and
+    ``TRELLIS_LOCAL_LLM_MAX_MEMORY_MB`` (4096; 0 for no memory limit)."""
+    global _configured_limits
+    _configured_limits = (max_servers, max_memory_mb)
+
+
+_configured_limits: tuple[int | None, int | None] = (None, None)
+
+
+def server_limits() -> PoolLimits:
+    """How many local model servers this process may hold, and how much memory in all."""
+    servers, memory = _configured_limits
+    if servers is None:
+        servers = _env_int("TRELLIS_LOCAL_LLM_MAX_SERVERS", DEFAULT_MAX_SERVERS)
+    if memory is None:
+        memory = _env_int("TRELLIS_LOCAL_LLM_MAX_MEMORY_MB", DEFAULT_MAX_MEMORY_MB)
+    return PoolLimits(max(int(servers), 1), int(memory) * MB if memory > 0 else None)
+
+
+def _env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    try:
+        return int(raw) if raw else default
+    except ValueError:
+        raise LLMError(f"{name}={raw!r} is not a whole number") from None
+
+
+def server_memory_bytes(path: Path, context: int) -> int:
+    """About what a server of the model in ``path`` takes with ``context`` tokens a slot: its
+    weights, its context cache and its buffers."""
+    shape = gguf.model_shape(path)
+    per_token = shape.cache_bytes_per_token or UNKNOWN_CACHE_BYTES_PER_TOKEN
+    return shape.file_bytes + SLOTS * context * per_token + SERVER_OVERHEAD_BYTES
+
+
+def fitted_context(path: Path, context: int, limits: PoolLimits | None = None) -> int:
+    """``context`` clamped to what the model was trained for and to what the memory limit
+    leaves once the weights are loaded (in steps of 256, at least 512); raises
+    ``ServerPoolError`` when even 512 tokens do not fit."""
+    limits = limits or server_limits()
+    shape = gguf.model_shape(path)
+    if shape.trained_context:
+        context = min(context, max(shape.trained_context, SMALLEST_CONTEXT))
+    if limits.max_memory_bytes is not None:
+        per_slot_token = SLOTS * (shape.cache_bytes_per_token or UNKNOWN_CACHE_BYTES_PER_TOKEN)
+        room = limits.max_memory_bytes - shape.file_bytes - SERVER_OVERHEAD_BYTES
+        most = room // per_slot_token // CONTEXT_STEP * CONTEXT_STEP
+        if most < SMALLEST_CONTEXT:
+            raise ServerPoolError(TOO_LARGE, "local_model_too_large", name=path.name,
+                                  needed=server_memory_bytes(path, SMALLEST_CONTEXT) // MB,
+                                  limit=limits.max_memory_bytes // MB)
+        context = min(context, most)
+    return max(context, SMALLEST_CONTEXT)
+
+
+def _load(path: Path, context: int, threads: int, reacquire: Callable[[], _Loaded]) -> _Loaded:
+    import xllamacpp
+
+    settings = xllamacpp.CommonParams()
+    settings.model.path = str(path)
+    # Two slots so two conversations generate at once; each slot gets `context` tokens.
+    settings.n_parallel = SLOTS
+    settings.n_ctx = context * SLOTS
+    settings.cpuparams.n_threads = threads
+    settings.cpuparams_batch.n_threads = threads
+    settings.verbosity = -1
+    api_key = secrets.token_urlsafe(24)
+    settings.api_keys = [api_key]
+    try:
+        return _Loaded(xllamacpp.Server(settings), api_key, reacquire)
+    except Exception as exc:
+        raise LLMError(f"llama.cpp could not load {path.name}: {exc}") from None
+
+
+_servers: ServerPool[_Loaded] = ServerPool(server_limits)
+"""Every llama.cpp server of this process, keyed by (model file, context a slot, threads)."""
+
+
+class _TokenizerIndex:
+    """Which model file each model (a packaged name or a GGUF path) was loaded from, so that
+    its tokenizer is found in whichever server the pool holds for that file now; it holds no
+    server itself, so a server the pool let go of is not kept alive here."""
+
+    def __init__(self) -> None:
+        self._files: dict[str, str] = {}
+
+    def setdefault(self, identity: str, loaded: _Loaded) -> _Loaded:
+        self._files[identity] = loaded.key[0]
+        return loaded
+
+    def get(self, identity: str) -> _Loaded | None:
+        file = self._files.get(identity)
+        return _servers.find(lambda key: key[0] == file) if file is not None else None
+
+
+_tokenizers = _TokenizerIndex()
 
 
 def _server(path: Path, context: int, threads: int) -> _Loaded:
-    """One llama.cpp server per model file and settings, shared by the whole process."""
+    """A llama.cpp server for this model file, from the process's pool: at most
+    ``TRELLIS_LOCAL_LLM_MAX_SERVERS`` of them within ``TRELLIS_LOCAL_LLM_MAX_MEMORY_MB``, the
+    least recently used idle one let go of to make room. ``threads`` is clamped to the cores
+    this process may use and ``context`` to what the model and the memory limit allow; a server
+    of the same file and threads with a larger context serves a smaller one."""
+    threads = min(max(threads, 1), available_cores())
+    limits = server_limits()
+    context = fitted_context(path, context, limits)
     key = (str(path), context, threads)
-    with _servers_lock:
-        if key not in _servers:
-            import xllamacpp
-
-            settings = xllamacpp.CommonParams()
-            settings.model.path = str(path)
-            # Two slots so two conversations generate at once; each slot gets `context` tokens.
-            settings.n_parallel = 2
-            settings.n_ctx = context * 2
-            settings.cpuparams.n_threads = threads
-            settings.cpuparams_batch.n_threads = threads
-            settings.verbosity = -1
-            api_key = secrets.token_urlsafe(24)
-            settings.api_keys = [api_key]
-            try:
-                _servers[key] = _Loaded(xllamacpp.Server(settings), api_key)
-            except Exception as exc:
-                raise LLMError(f"llama.cpp could not load {path.name}: {exc}") from None
-        return _servers[key]
+    return _servers.acquire(
+        key, load=lambda: _load(path, context, threads, lambda: _server(path, context, threads)),
+        memory_bytes=server_memory_bytes(path, context),
+        serves=lambda other: other[0] == key[0] and other[2] == threads and other[1] >= context)
 
 
 def available_cores() -> int:
@@ -205,29 +328,18 @@ class LocalLLM(LLM["LocalLLM.Params"]):
             None, ge=64, le=32768,
             title=ml("Reading budget (tokens)", "Presupuesto de lectura (tokens)", "閱讀預算（token）"),
             description=ml(
-                "The most new prompt tokens (passages, question, conversation) one question sends the model; "
-                "the fixed instructions are read once and cached. Empty: as many as this model reads on this "
-                "machine within the time to the first word, measured as it reads.",
-                "El máximo de tokens nuevos (pasajes, pregunta, conversación) que una pregunta envía al modelo; "
-                "las instrucciones fijas se leen una vez y quedan en caché. Vacío: tantos como este modelo lee "
-                "en este equipo dentro del tiempo hasta la primera palabra, medido mientras lee.",
-                "單一問題送給模型的新提示 token（段落、問題、對話）上限；固定的指示只讀取一次並會快取。"
-                "留空則為此模型在本機於第一個字出現前的時間內能讀取的數量，於讀取時實測。",
-            ),
-        )
-        first_token_seconds: float = param(
-            4.0, ge=1.0, le=600.0,
-            title=ml("Time to the first word (seconds)", "Tiempo hasta la primera palabra (segundos)",
-                     "第一個字出現前的時間（秒）"),
-            description=ml(
-                "How long a question may wait before its answer starts, when the reading budget is empty: "
-                "the passages sent are cut to what the model reads in that time on this machine. Longer "
-                "lets it read more passages.",
-                "Cuánto puede esperar una pregunta hasta que empieza su respuesta, si el presupuesto de "
-                "lectura está vacío: los pasajes enviados se recortan a lo que el modelo lee en ese tiempo "
-                "en este equipo. Más tiempo le deja leer más pasajes.",
-                "閱讀預算留空時，問題在回答開始前最多等待的時間：送出的段落會裁切到模型在本機於此時間內能讀取的量。"
-                "時間越長，能讀的段落越多。",
+                "The most new prompt tokens (passages, question, conversation) one question sends the model, "
+                "always obeyed; the fixed instructions are read once and cached. Empty: when the pipeline does "
+                "not say how many passages to send, the packaged model's fixed default (a few passages its "
+                "answer starts on within seconds); otherwise only the input budget and the context limit.",
+                "El máximo de tokens nuevos (pasajes, pregunta, conversación) que una pregunta envía al modelo, "
+                "siempre respetado; las instrucciones fijas se leen una vez y quedan en caché. Vacío: si el "
+                "pipeline no dice cuántos pasajes enviar, el valor fijo del modelo incluido (unos pocos pasajes "
+                "con los que su respuesta empieza en segundos); si no, solo el presupuesto de entrada y el "
+                "límite de contexto.",
+                "單一問題送給模型的新提示 token（段落、問題、對話）上限，一律遵守；固定的指示只讀取一次並會快取。"
+                "留空時：若流程未指定送出幾個段落，使用內建模型的固定預設值（少數幾個段落，讓回答在數秒內開始）；"
+                "否則只受輸入預算與上下文長度限制。",
             ),
         )
         threads: int | None = param(
@@ -273,23 +385,20 @@ class LocalLLM(LLM["LocalLLM.Params"]):
     def _model_identity(self) -> str:
         return self.params.gguf_path or self.params.model
 
-    def reading_speed(self) -> ReadingSpeed:
-        """The reading speed of this model with these threads, shared by every instance."""
-        key = (self.params.gguf_path or self.params.model, self.params.threads or available_cores())
-        with _reading_speeds_lock:
-            return _reading_speeds.setdefault(key, ReadingSpeed())
-
     def input_limits(self) -> dict[str, int]:
         limits = {"context_tokens": self.params.context_tokens, "answer_tokens": self.params.max_tokens}
         if self.params.reading_tokens is not None:
-            return {**limits, "reading_tokens": self.params.reading_tokens}
-        speed = self.reading_speed().tokens_per_second()
-        if speed is None:  # not read anything yet: the packaged model's speed on two idle cores
-            packaged = local_models.PACKAGED.get(self.params.model)
-            speed = (packaged or local_models.PackagedGGUF).reading_tokens_per_s
-        seconds = max(self.params.first_token_seconds - FIRST_TOKEN_HEADROOM_S, 0.5)
-        reading = max(int(speed * seconds), ReadingSpeed.SHORTEST_TIMED_READ)
-        return {**limits, "reading_tokens": reading, "reading_tokens_per_s": round(speed)}
+            limits["reading_tokens"] = self.params.reading_tokens
+        return limits
+
+    def reading_defaults(self) -> ReadingDefaults:
+        """A small model on a CPU reads a prompt at tens of tokens a second: unless the pipeline
+        says how many passages to send, it reads a few, within a fixed budget of new tokens (the
+        packaged model's, ``local_models``), so its answer starts within seconds. Fixed, not
+        measured: the same question gets the same prompt on an idle or a busy machine."""
+        packaged = local_models.PACKAGED.get(self.params.model) if not self.params.gguf_path else None
+        defaults = packaged or local_models.PackagedGGUF
+        return ReadingDefaults(passages=defaults.default_passages, reading_tokens=defaults.default_reading_tokens)
 
     def _already_loaded(self) -> _Loaded | None:
         """This model as llama.cpp already holds it (with any window or threads), without loading
@@ -330,7 +439,6 @@ class LocalLLM(LLM["LocalLLM.Params"]):
         if not isinstance(response, dict) or "choices" not in response:
             detail = response.get("error", response) if isinstance(response, dict) else response
             raise LLMError(f"the local model failed: {detail}")
-        self.reading_speed().record(response.get("timings"))
         return response
 
     def _answer(self, request: dict[str, Any]) -> str:
@@ -341,12 +449,10 @@ class LocalLLM(LLM["LocalLLM.Params"]):
 
     def _stream(self, messages: list[Message], max_tokens: int) -> Iterator[str]:
         engine = self._engine()
-        speed = self.reading_speed()
         deltas: queue.Queue[Any] = queue.Queue()
         stop = threading.Event()
 
         def receive(chunk: dict[str, Any]) -> bool:
-            speed.record(chunk.get("timings"))  # only the last chunk carries them
             for choice in chunk.get("choices") or []:
                 text = (choice.get("delta") or {}).get("content")
                 if text:

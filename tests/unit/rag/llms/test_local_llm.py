@@ -145,20 +145,13 @@ def test_a_split_model_joined_and_verified_earlier_is_used_after_its_part_packag
     assert local_models.ensure("joined-model") == tmp_path / "joined.gguf"
 
 
-def test_the_reading_budget_follows_the_speed_the_model_was_timed_reading_at_streamed_or_not(smollm, monkeypatch):
-    from rag.llms import local
-
-    monkeypatch.setattr(local, "_reading_speeds", {})
-    guess = smollm.input_limits()
-    assert guess["reading_tokens_per_s"] == 130  # nothing timed yet: the packaged guess
+def test_the_limits_stay_what_the_settings_say_after_timed_reads_streamed_or_not(smollm):
+    before = smollm.input_limits()
     passage = "The old mill stands by the river, and the bridge beside it is made of stone. " * 8
     list(smollm.stream([{"role": "user", "content": f"{passage}\nWhere is the mill?"}], max_tokens=4))
-    timed = smollm.reading_speed().tokens_per_second()
-    assert timed is not None and timed > 0
     smollm.generate([{"role": "user", "content": f"{passage}\nWhat is the bridge made of? (again)"}], max_tokens=4)
-    limits = smollm.input_limits()
-    assert limits["reading_tokens_per_s"] == round(smollm.reading_speed().tokens_per_second())
-    assert limits["reading_tokens"] == int(smollm.reading_speed().tokens_per_second() * (4.0 - 0.5))
+    assert smollm.input_limits() == before == {"context_tokens": smollm.params.context_tokens,
+                                               "answer_tokens": smollm.params.max_tokens}
 
 
 def test_the_synthesizer_counts_what_the_model_reads_with_the_models_own_tokenizer(smollm):

@@ -182,8 +182,7 @@ def test_the_models_trellis_builds_and_ships_pass(tiny_model_folders):
 
 @pytest.mark.parametrize("raised", [SystemExit(2), KeyboardInterrupt()])
 def test_what_loading_raises_beyond_exception_becomes_a_readable_error(raised):
-    with pytest.raises(ModelLoadAborted) as caught:
-        with abort_guard():
-            raise raised
+    with pytest.raises(ModelLoadAborted) as caught, abort_guard():
+        raise raised
     assert caught.value.code == "load_aborted" and type(raised).__name__ in caught.value.message
     assert isinstance(caught.value, Exception)
