@@ -53,6 +53,9 @@ SELF_ASK_PROMPT = (
     "the question."
 )
 
+ALL_PASSAGES = 1000
+"""``max_passages`` for "every passage handed over": its largest value."""
+
 _UNSET: Any = object()
 """An override that was not given: the instance's setting holds."""
 
@@ -324,7 +327,8 @@ class RAG:
         ``"llm"``, the packaged local 0.5B for ``"local-llm"`` (``"local"`` names it here too).
         Loaded only when that re-ranker runs.
     rerank_top_k : int, default 5
-        How many re-ranked documents are kept; a positive integer.
+        How many re-ranked documents are kept and given to the answer model; a positive integer.
+        Without a re-ranker it has no effect.
     max_input_tokens : int, optional
         The answer's input budget in tokens (the pipeline's, 3000 by default).
     stream : bool, default False
@@ -346,7 +350,8 @@ class RAG:
     ----------
     docs : list of dict
         The chunks the answer model was given in the last call (``text``, ``chunk_id``,
-        ``metadata``…), after re-ranking.
+        ``metadata``…): with a re-ranker, the ``rerank_top_k`` it kept; without one, every chunk
+        the first stage retrieved; in both cases as many as fit in ``max_input_tokens``.
     state : dict
         The last run's final state, its trace included.
     skipped : list of (str, str)
@@ -522,19 +527,24 @@ class RAG:
     def _pipeline(self, settings: Settings) -> dict[str, Any]:
         config = _strategy_config(settings.search_type)
         component = load_components().get(config["component"])
-        if (settings.model is not None or settings.max_input_tokens is not None) \
-                and "response_synthesizer" not in component.slots():
+        has_synthesizer = "response_synthesizer" in component.slots()
+        if (settings.model is not None or settings.max_input_tokens is not None) and not has_synthesizer:
             raise ValueError(f"model and max_input_tokens set the answer's model and budget; {component.NAME} has no "
                              "response synthesizer of its own (set them in its branches)")
+        if not has_synthesizer:
+            return config
         changes: dict[str, Any] = {}
         if settings.model is not None and not isinstance(settings.model, ConfigObject):
             changes["llm"] = _llm(settings.model, "model", local=ANSWER_LLM)
         if settings.max_input_tokens is not None:
             changes["max_input_tokens"] = settings.max_input_tokens
-        if changes:
-            params = config.setdefault("params", {})
-            synthesizer = params.get("response_synthesizer") or {"component": "ResponseSynthesizer", "params": {}}
-            params["response_synthesizer"] = {**synthesizer, "params": {**synthesizer.get("params", {}), **changes}}
+        params = config.setdefault("params", {})
+        synthesizer = params.get("response_synthesizer") or {"component": "ResponseSynthesizer", "params": {}}
+        own = synthesizer.get("params", {})
+        # akasha's promise: the model is given every document the first stage (or the re-ranker,
+        # its rerank_top_k) hands over, within max_input_tokens; a pipeline's own count stands.
+        passages = {} if own.get("max_passages") is not None else {"max_passages": ALL_PASSAGES}
+        params["response_synthesizer"] = {**synthesizer, "params": {**own, **passages, **changes}}
         return config
 
     @staticmethod

@@ -103,6 +103,11 @@ FAITHFULNESS_SCHEMA: dict[str, Any] = {
 }
 
 
+def number_words_as_digits(text: str, language: str | None) -> str:
+    """``text`` with its number words in digits ("cuatro" → 4, "四" → 4), as answers are compared."""
+    return _numbers_as_digits(text, primary_language(language))
+
+
 def primary_language(language: str | None) -> str:
     return (language or "").strip().replace("_", "-").split("-", 1)[0].lower()
 

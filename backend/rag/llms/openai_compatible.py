@@ -129,7 +129,13 @@ class OpenAICompatibleLLM(LLM["OpenAICompatibleLLM.Params"]):
 
     def _generate(self, messages: list[Message], max_tokens: int) -> str:
         response = self._create(messages, max_tokens=max_tokens)
-        return response.choices[0].message.content or ""
+        choices = getattr(response, "choices", None)
+        if not choices or getattr(choices[0], "message", None) is None:
+            # A server answering with something that is not a chat completion (an event stream,
+            # an HTML page): readable, not an AttributeError.
+            raise LLMError(f"{self.params.base_url} (model {self.params.model}) answered with something that is "
+                           "not a chat completion")
+        return choices[0].message.content or ""
 
     def _stream(self, messages: list[Message], max_tokens: int) -> Iterator[str]:
         response = self._create(messages, stream=True, max_tokens=max_tokens)

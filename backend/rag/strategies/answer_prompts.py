@@ -2,13 +2,18 @@
 
 The instructions ask for the direct answer first, in one short sentence of the question's
 language, then the number of the passage it comes from, like ``[2]``. Small models follow an
-example far better than a rule, so each language also has four worked examples (a question over
-two passages and its answer), sent as earlier turns of the conversation. In the last two the
+example far better than a rule, so each language also has five worked examples (a question over
+two passages and its answer), sent as earlier turns of the conversation; in one the passages do
+not hold the answer and it is declined, with no citation. In the last two the
 passage names several numbers or people and only one answers: the 0.5B model otherwise takes the
 number or name nearest the question's words ("6 capturas" for a player's career 136). The
 examples' answers are whole sentences that end with their citation: an example answering only
 ``[2]`` taught the 0.5B model to answer ``[2]`` alone. Instructions and examples are the same
 for every question of a language, so the server's prompt cache reads them once.
+
+When the passages do not hold the answer the model is told to say so in a fixed sentence
+(``DECLINED``); ``is_declined`` recognises it and its usual rewordings, and the reply the user
+gets is ``NOT_FOUND``.
 """
 
 from __future__ import annotations
@@ -22,33 +27,62 @@ INSTRUCTIONS: dict[str, str] = {
         "Answer the question from the numbered passages. Give the direct answer first, in one short "
         "sentence in your own words, then the number of the passage it comes from in square brackets, "
         "like [2]. Add a second short sentence only when the question asks why or how. Never copy a "
-        "whole passage. If the passages do not contain the answer, say \"I don't know.\" Answer in English."
+        "whole passage. If the passages do not contain the answer, answer exactly \"The documents do not say.\" "
+        "with no number: never answer from what you know. Answer in English."
     ),
     "es": (
         "Responde la pregunta con los pasajes numerados. Da primero la respuesta directa, en una sola "
         "frase corta con tus propias palabras, y después el número del pasaje del que proviene entre "
         "corchetes, como [2]. Añade una segunda frase corta solo si la pregunta pide un porqué o un cómo. "
-        "Nunca copies un pasaje entero. Si los pasajes no contienen la respuesta, di \"No lo sé.\" "
-        "Responde en español."
+        "Nunca copies un pasaje entero. Si los pasajes no contienen la respuesta, responde exactamente "
+        "\"Los documentos no lo dicen.\" sin número: nunca respondas con lo que sabes. Responde en español."
     ),
     "zh-Hant": (
         "請根據編號的段落回答問題。先用一句簡短的話、以自己的措辭直接回答，再用方括號標出答案所在段落的編號，"
         "例如 [2]。只有當問題問「為什麼」或「如何」時，才再加一句簡短的說明。不要照抄整個段落。"
-        "如果段落中沒有答案，就回答「我不知道。」請用繁體中文回答。"
+        "如果段落中沒有答案，就只回答「文件中沒有提到。」，不加編號：絕不用你自己知道的內容回答。請用繁體中文回答。"
     ),
     "zh-Hans": (
         "请根据编号的段落回答问题。先用一句简短的话、以自己的措辞直接回答，再用方括号标出答案所在段落的编号，"
         "例如 [2]。只有当问题问“为什么”或“如何”时，才再加一句简短的说明。不要照抄整个段落。"
-        "如果段落中没有答案，就回答“我不知道。”请用简体中文回答。"
+        "如果段落中没有答案，就只回答“文件中没有提到。”，不加编号：绝不用你自己知道的内容回答。请用简体中文回答。"
     ),
 }
+
+DECLINED = {"en": "The documents do not say.", "es": "Los documentos no lo dicen.",
+            "zh-Hant": "文件中沒有提到。", "zh-Hans": "文件中没有提到。"}
+"""What the model is told to answer when the passages do not hold the answer."""
+NOT_FOUND = {
+    "en": "Not found in your documents: the passages retrieved do not answer this question.",
+    "es": "No se encuentra en tus documentos: los pasajes recuperados no responden a esta pregunta.",
+    "zh-Hant": "在你的文件中找不到：檢索到的段落沒有回答這個問題。",
+    "zh-Hans": "在你的文件中找不到：检索到的段落没有回答这个问题。",
+}
+"""The reply when the answer is declined, whichever check decided."""
+_DECLINE_PATTERNS = re.compile(
+    r"(documents?|passages?|texts?)\s+(do(es)?\s+not|don'?t|doesn'?t)\s+(say|mention|contain|answer|state)"
+    r"|\bi\s+(do\s+not|don'?t)\s+know\b|\bnot\s+(found|mentioned)\s+in\b|\bno\s+information\b"
+    r"|\bno\s+lo\s+(dicen|dice|sé|se|mencionan|menciona)\b|\bno\s+(se\s+)?(mencionan?|indican?|dicen)\b"
+    r"|no\s+contienen?\s+(la\s+)?(respuesta|informaci[oó]n)|\bno\s+hay\s+informaci[oó]n\b"
+    r"|沒有提到|没有提到|未提及|沒有提及|没有提及|我不知道|沒有相關|没有相关|無法回答|无法回答|沒有說明|没有说明|找不到",
+    re.IGNORECASE,
+)
+
+
+def is_declined(answer: str) -> bool:
+    """Whether ``answer`` says the passages do not hold the answer (in any of the languages the
+    instructions use, or the ways small models reword it), rather than answering."""
+    text = " ".join(answer.split())
+    return bool(text) and len(text) <= 160 and bool(_DECLINE_PATTERNS.search(text))
+
 
 QUESTION_LABEL = {"en": "Question", "es": "Pregunta", "zh-Hant": "問題", "zh-Hans": "问题"}
 CONTEXT_LABEL = {"en": "Passages", "es": "Pasajes", "zh-Hant": "段落", "zh-Hans": "段落"}
 NO_PASSAGES = {"en": "(no passages)", "es": "(sin pasajes)", "zh-Hant": "（沒有段落）", "zh-Hans": "（没有段落）"}
 
-# (question, passages, answer) per language; the answers cite [2], [1], [1], [2], so the model
-# does not learn that the answer is always in the same passage.
+# (question, passages, answer) per language; the answers cite [2], [1], none, [1], [2], so the
+# model does not learn that the answer is always in the same passage, and sees passages that do
+# not hold the answer declined in the words ``DECLINED`` gives.
 EXAMPLES: dict[str, tuple[tuple[str, tuple[str, ...], str], ...]] = {
     "en": (
         ("When did the Eiffel Tower open?",
@@ -61,6 +95,11 @@ EXAMPLES: dict[str, tuple[tuple[str, tuple[str, ...], str], ...]] = {
           "maltose, which the body can absorb.",
           "Lipase works on fats, and proteases such as pepsin break down proteins in the stomach."),
          "Amylase breaks down starch into sugars [1]."),
+        ("How tall is the cathedral's bell tower?",
+         ("The cathedral was begun in 1220 and consecrated in 1288; its architect, Robert de Luzarches, "
+          "died before the nave was finished.",
+          "Its stained-glass windows were removed during the war and put back in 1951."),
+         "The documents do not say."),
         ("How many goals did Ana López score in the season?",
          ("The team won 18 games that season. Marta Ruiz made 9 assists, and Ana López, who played 30 "
           "games, scored 21 goals and was the top scorer.",
@@ -84,6 +123,11 @@ EXAMPLES: dict[str, tuple[tuple[str, tuple[str, ...], str], ...]] = {
           "La lipasa actúa sobre las grasas, y las proteasas como la pepsina descomponen las proteínas en "
           "el estómago."),
          "La amilasa descompone el almidón en azúcares [1]."),
+        ("¿Qué altura tiene el campanario de la catedral?",
+         ("La catedral se empezó en 1220 y se consagró en 1288; su arquitecto, Robert de Luzarches, murió "
+          "antes de que se terminara la nave.",
+          "Sus vidrieras se retiraron durante la guerra y se volvieron a colocar en 1951."),
+         "Los documentos no lo dicen."),
         ("¿Cuántos goles marcó Ana López en la temporada?",
          ("En la temporada el equipo ganó 18 partidos. Marta Ruiz dio 9 pases de gol, y Ana López, que "
           "jugó 30 partidos, marcó 21 goles y fue la máxima goleadora.",
@@ -104,6 +148,10 @@ EXAMPLES: dict[str, tuple[tuple[str, tuple[str, ...], str], ...]] = {
          ("澱粉酶由唾液腺和胰臟分泌，能把澱粉分解成麥芽糖等身體可吸收的糖。",
           "脂肪酶作用於脂肪，而胃蛋白酶等蛋白酶則在胃中分解蛋白質。"),
          "澱粉酶把澱粉分解成糖 [1]。"),
+        ("這座大教堂的鐘樓有多高？",
+         ("大教堂於 1220 年動工，1288 年祝聖；建築師羅貝爾·德·呂扎爾什在中殿完工前便已去世。",
+          "教堂的彩繪玻璃窗在戰爭期間被拆下，1951 年才重新裝回。"),
+         "文件中沒有提到。"),
         ("安娜·洛佩斯在本賽季進了多少球？",
          ("本賽季球隊贏了 18 場比賽。瑪爾塔·魯伊斯送出 9 次助攻，而出場 30 次的安娜·洛佩斯攻進 21 球，成為最佳射手。",
           "俱樂部的球場可容納 12000 名觀眾。"),
@@ -122,6 +170,10 @@ EXAMPLES: dict[str, tuple[tuple[str, tuple[str, ...], str], ...]] = {
          ("淀粉酶由唾液腺和胰腺分泌，能把淀粉分解成麦芽糖等身体可吸收的糖。",
           "脂肪酶作用于脂肪，而胃蛋白酶等蛋白酶则在胃中分解蛋白质。"),
          "淀粉酶把淀粉分解成糖 [1]。"),
+        ("这座大教堂的钟楼有多高？",
+         ("大教堂于 1220 年动工，1288 年祝圣；建筑师罗贝尔·德·吕扎尔什在中殿完工前便已去世。",
+          "教堂的彩绘玻璃窗在战争期间被拆下，1951 年才重新装回。"),
+         "文件中没有提到。"),
         ("安娜·洛佩斯在本赛季进了多少球？",
          ("本赛季球队赢了 18 场比赛。玛尔塔·鲁伊斯送出 9 次助攻，而出场 30 次的安娜·洛佩斯打进 21 球，成为最佳射手。",
           "俱乐部的球场可容纳 12000 名观众。"),

@@ -20,7 +20,10 @@ from typing import Any, ClassVar
 from rag.core import ConfigObject, Params, ParamsT, TrellisError, readable_error
 from rag.documents.models import SourceDocument
 from rag.retrievers import BaseRetriever, Hit, RetrievalError
-from rag.tracing import TraceRecorder, recording
+from rag.tracing import RunLimits, TraceRecorder, default_run_limits, recording
+
+from . import followups
+from .answer_prompts import NOT_FOUND
 
 logger = logging.getLogger(__name__)
 
@@ -49,10 +52,11 @@ class Cancelled(Exception):
 
 
 class RunContext:
-    """One run: its state, its event queue, its trace, and whether it was cancelled."""
+    """One run: its state, its event queue, its trace, and whether it was cancelled. ``limits``
+    (default: the process's, ``rag.tracing.default_run_limits``) bound its time and LLM calls."""
 
     def __init__(self, strategy: Strategy, question: str, top_k: int | None, history: Sequence[Message],
-                 on_event: Callable[[Any], None] | None = None) -> None:
+                 on_event: Callable[[Any], None] | None = None, limits: RunLimits | None = None) -> None:
         self.strategy = strategy
         self.events: queue.Queue[Any] = queue.Queue()
         self._on_event = on_event
@@ -62,6 +66,7 @@ class RunContext:
             on_node=lambda node: self.emit({"type": "retrieval.node", "node": node.to_dict()}),
             on_round=lambda node, summary: self.emit({"type": "retrieval.round", "node_id": node.id,
                                                       "class": node.component, "round": summary}),
+            limits=limits or default_run_limits(),
         )
         self.state: dict[str, Any] = {
             "question": question,
@@ -71,8 +76,11 @@ class RunContext:
             "retrieval_decision": None,
             "filtered_chunks": None,
             "chunks_sent": [],
+            "search_question": None,
             "response": "",
             "citations": [],
+            "declined": None,
+            "unsupported": [],
             "trace": {"strategy": strategy.NAME, "params": strategy.trace_params or {}, "steps": [],
                       "llm_calls": 0, "elapsed_ms": 0.0},
         }
@@ -86,6 +94,7 @@ class RunContext:
     def check(self) -> None:
         if self.cancelled.is_set():
             raise Cancelled
+        self.recorder.check_limits()
 
     @contextmanager
     def step(self, name: str, **details: Any) -> Iterator[dict[str, Any]]:
@@ -102,6 +111,8 @@ class RunContext:
     def finish(self) -> None:
         trace = self.state["trace"]
         trace["llm_calls"] = self.recorder.llm_calls
+        if self.recorder.stopped is not None:
+            trace["stopped_by"] = self.recorder.stopped.to_dict()
         trace["elapsed_ms"] = round((time.perf_counter() - self.started) * 1000, 3)
 
 
@@ -171,7 +182,9 @@ class Strategy(ConfigObject[ParamsT]):
                 self._execute(run)
             run.finish()
             run.emit({"type": "answer.completed", "answer": run.state["response"],
-                      "citations": run.state["citations"], "trace": run.state["trace"], "state": run.state})
+                      "citations": run.state["citations"], "declined": run.state["declined"],
+                      "unsupported": run.state["unsupported"], "search_question": run.state["search_question"],
+                      "trace": run.state["trace"], "state": run.state})
         except Cancelled:
             run.finish()
         except Exception as exc:
@@ -236,20 +249,37 @@ class Strategy(ConfigObject[ParamsT]):
             entry["node"] = node.to_dict()
         return hits
 
-    def retrieval_query(self, run: RunContext) -> str:
-        """The question, with the previous question in front when this is a follow-up, so that
-        "and its defaults?" still finds the right chunks."""
-        question = run.state["question"]
-        previous = [turn["content"] for turn in run.state["history"] if turn.get("role") == "user"]
-        return f"{previous[-1]}\n{question}" if previous else question
+    def search_question(self, run: RunContext) -> str:
+        """The question this turn searches: as asked, or, when it refers to earlier turns, as
+        the strategy's follow-up model rewrites it to stand alone (``rag.strategies.followups``).
+        Decided once per run; after earlier turns, the trace's ``search_question`` step says how."""
+        if run.state.get("search_question") is None:
+            if not any(turn.get("role") == "user" for turn in run.state["history"]):
+                # A first question is searched as asked; the retrieve step shows it.
+                run.state["search_question"] = run.state["question"]
+            else:
+                with run.step("search_question") as entry:
+                    decided = followups.standalone(run.state["question"], run.state["history"],
+                                                   getattr(self, "followup_llm", None))
+                    entry.update(decided.to_dict(run.state["question"]))
+                run.state["search_question"] = decided.question
+        return str(run.state["search_question"])
 
-    def generate_step(self, run: RunContext, synthesizer: Any, hits: Sequence[Hit]) -> None:
-        """Answer from ``hits`` with the synthesizer, streaming tokens as events."""
+    def generate_step(self, run: RunContext, synthesizer: Any, hits: Sequence[Hit], *,
+                      passages: int | None = None) -> None:
+        """Answer from ``hits`` with the synthesizer, streaming tokens as events, then check the
+        answer against its passages: a declined answer (the model said the passages do not hold
+        it, or no sentence is supported by the passage it cites) becomes the "not found" reply
+        with no citation; an unsupported sentence is flagged. ``passages``: how many of ``hits``
+        the strategy means the model to read (a re-ranker's or MapReduceRAG's top_k)."""
         with run.step("generate") as entry:
-            prepared = synthesizer.prepare(run.state["question"], hits, run.state["history"], self.documents)
+            question = self.search_question(run)
+            prepared = synthesizer.prepare(question, hits, run.state["history"], self.documents, passages)
             entry["budget"] = prepared.budget
             entry["language"] = prepared.language
             run.state["chunks_sent"] = [hit_row(hit, number) for number, hit in enumerate(prepared.sent, start=1)]
+            run.emit({"type": "generation.started", "passages": len(prepared.sent),
+                      "tokens": prepared.budget.get("new_tokens")})
             pieces: list[str] = []
             stream = synthesizer.stream_answer(prepared)
             try:
@@ -270,7 +300,32 @@ class Strategy(ConfigObject[ParamsT]):
                 run.emit({"type": "generation.delta", "text": f" [{added}]"})
                 run.state["response"] += f" [{added}]"
                 entry["citation_added"] = {"n": added, "why": "the answer repeats this passage without citing it"}
-            run.state["citations"] = synthesizer.citations(run.state["response"], prepared, self.documents)
+            checked = synthesizer.ground(run.state["response"], prepared)
+            entry["grounding"] = checked.to_dict()
+            if checked.declined_by is not None:
+                # The draft was streamed; the reply replaces it, and the trace keeps it.
+                entry["draft"] = run.state["response"]
+                run.state["response"] = NOT_FOUND[prepared.language]
+                run.state["citations"] = []
+                run.state["declined"] = {"by": checked.declined_by, "why": DECLINE_REASONS[checked.declined_by],
+                                         "closest": synthesizer.passage_refs(prepared, self.documents)}
+                run.state["trace"]["declined"] = run.state["declined"]
+                return
+            citations = synthesizer.citations(run.state["response"], prepared, self.documents)
+            written = {number for sentence in checked.sentences for number in sentence.cited_instead or []}
+            supported = {number for sentence in checked.sentences if sentence.supported for number in sentence.cites}
+            for citation in citations:
+                citation["supported"] = citation["n"] in supported and citation["n"] not in written
+            run.state["citations"] = citations
+            run.state["unsupported"] = [sentence.text for sentence in checked.unsupported]
+            run.state["trace"]["unsupported"] = run.state["unsupported"]
+
+
+DECLINE_REASONS = {
+    "answer": "the model said the passages do not hold the answer",
+    "support": "no sentence of the draft answer is supported by the passage it cites",
+}
+"""Why an answer was declined, by the check that decided (the trace's ``declined.by``)."""
 
 
 # An answer sharing this many consecutive words with one passage draws on it.

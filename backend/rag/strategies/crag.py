@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rag.core import ComponentRef, component_param, ml, register
+from rag.llms import LLM
 from rag.retrievers import BaseRetriever, Hit
 
 from .base import RunContext, Strategy, set_chunks
@@ -45,6 +46,7 @@ class CRAG(Strategy["CRAG.Params"]):
     # Built from the slots of ``Params``.
     retriever: BaseRetriever
     response_synthesizer: ResponseSynthesizer
+    followup_llm: LLM
     reranker: Reranker | None
     relevance_evaluator: RelevanceEvaluator | None
     web_retriever: WebRetriever | None
@@ -70,14 +72,14 @@ class CRAG(Strategy["CRAG.Params"]):
         )
 
     def _execute(self, run: RunContext) -> None:
-        hits = self.retrieve_step(run, self.retriever, self.retrieval_query(run))
+        hits = self.retrieve_step(run, self.retriever, self.search_question(run))
         set_chunks(run, "chunks", hits)
         with run.step("decide") as entry:
             if self.relevance_evaluator is None:
                 decision, relevant = RELEVANT, list(hits)
                 entry["why"] = "no relevance evaluator: every chunk counts as relevant"
             else:
-                judgements, details = self.relevance_evaluator.evaluate(run.state["question"], hits)
+                judgements, details = self.relevance_evaluator.evaluate(self.search_question(run), hits)
                 verdict = {judgement.chunk_id: judgement for judgement in judgements}
                 relevant = [hit for hit in hits if verdict.get(hit.chunk.id) and verdict[hit.chunk.id].relevant]
                 decision = RELEVANT if len(relevant) == len(hits) and hits else (
@@ -97,6 +99,8 @@ class CRAG(Strategy["CRAG.Params"]):
             set_chunks(run, "filtered_chunks", answer_from)
         else:
             answer_from = list(hits)
+        passages = None
         if self.reranker is not None:
             answer_from = rerank_step(run, self.reranker, answer_from)
-        self.generate_step(run, self.response_synthesizer, answer_from)
+            passages = len(answer_from)  # what the re-ranker kept (its top_k) is what the model reads
+        self.generate_step(run, self.response_synthesizer, answer_from, passages=passages)

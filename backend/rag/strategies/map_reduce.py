@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from rag.core import ComponentRef, component_param, ml, param, ref, register
+from rag.llms import LLM
 from rag.retrievers import BaseRetriever
 
 from .base import RunContext, Strategy, positional_params, set_chunks
@@ -52,6 +53,7 @@ class MapReduceRAG(Strategy["MapReduceRAG.Params"]):
     # Built from the slots of ``Params``.
     retriever: BaseRetriever
     response_synthesizer: ResponseSynthesizer
+    followup_llm: LLM
     reranker: Reranker | None
     transformer: QueryTransformer
 
@@ -112,4 +114,4 @@ class MapReduceRAG(Strategy["MapReduceRAG.Params"]):
         set_chunks(run, "chunks", hits)
         if self.reranker is not None:
             hits = rerank_step(run, self.reranker, hits)
-        self.generate_step(run, self.response_synthesizer, hits)
+        self.generate_step(run, self.response_synthesizer, hits, passages=top_k)

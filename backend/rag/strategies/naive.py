@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rag.core import ComponentRef, ConfigObject, component_param, ml, param, register
+from rag.llms import LLM
 from rag.retrievers import BaseRetriever, Hit
 
 from .base import RunContext, Strategy, set_chunks
@@ -49,6 +50,7 @@ class NaiveRAG(Strategy["NaiveRAG.Params"]):
     # Built from the slots of ``Params``.
     retriever: BaseRetriever
     response_synthesizer: ResponseSynthesizer
+    followup_llm: LLM
     reranker: Reranker | None
     query_transformer: QueryTransformer | None
     relevance_filter: RelevanceFilter | None
@@ -97,9 +99,11 @@ class NaiveRAG(Strategy["NaiveRAG.Params"]):
         if self.relevance_filter is not None:
             hits = filter_step(run, self.relevance_filter, hits)
             set_chunks(run, "filtered_chunks", hits)
+        passages = None
         if self.reranker is not None:
             hits = rerank_step(run, self.reranker, hits)
-        self.generate_step(run, self.response_synthesizer, hits)
+            passages = len(hits)  # what the re-ranker kept (its top_k) is what the model reads
+        self.generate_step(run, self.response_synthesizer, hits, passages=passages)
 
 
 def _kind(value: Any) -> str:

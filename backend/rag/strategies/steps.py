@@ -17,10 +17,11 @@ FuseFunction = Callable[[list[list[Chunk]]], list[Chunk]]
 
 
 def transform_step(run: RunContext, transformer: Any) -> list[str]:
+    question = run.strategy.search_question(run)
     with run.step("transform_query", component=transformer.NAME) as entry:
-        queries, details = transformer.transform(run.state["question"])
+        queries, details = transformer.transform(question)
         entry.update(queries=list(queries), details=details)
-    return list(queries) or [run.state["question"]]
+    return list(queries) or [question]
 
 
 def retrieve_each(strategy: Strategy, run: RunContext, retriever: BaseRetriever, queries: Sequence[str]) -> list[list[Hit]]:
@@ -79,15 +80,16 @@ def expand_and_retrieve(strategy: Strategy, run: RunContext, retriever: BaseRetr
                         transformer: Any | None) -> list[Hit]:
     """Retrieve for the question, or for each expanded query and fuse by RRF."""
     if transformer is None:
-        return strategy.retrieve_step(run, retriever, strategy.retrieval_query(run))
+        return strategy.retrieve_step(run, retriever, strategy.search_question(run))
     queries = transform_step(run, transformer)
     rankings = retrieve_each(strategy, run, retriever, queries)
     return fuse_step(run, rankings, top_k=run.state["top_k"] or retriever.default_top_k)
 
 
 def filter_step(run: RunContext, relevance_filter: Any, hits: Sequence[Hit]) -> list[Hit]:
+    question = run.strategy.search_question(run)
     with run.step("filter", component=relevance_filter.NAME) as entry:
-        outcome = relevance_filter.filter(run.state["question"], hits)
+        outcome = relevance_filter.filter(question, hits)
         entry.update(kept=[hit.chunk.id for hit in outcome.hits],
                      dropped=[hit.chunk.id for hit in hits if hit.chunk.id not in {h.chunk.id for h in outcome.hits}],
                      details=outcome.details)
@@ -97,9 +99,10 @@ def filter_step(run: RunContext, relevance_filter: Any, hits: Sequence[Hit]) -> 
 def rerank_step(run: RunContext, reranker: Any, hits: Sequence[Hit]) -> list[Hit]:
     """Re-rank ``hits``; a re-ranker that fails leaves its error (and details, such as an LLM's
     attempts) in the step before the run fails."""
+    question = run.strategy.search_question(run)
     with run.step("rerank", component=reranker.NAME) as entry:
         try:
-            outcome = reranker.rerank(run.state["question"], hits)
+            outcome = reranker.rerank(question, hits)
         except Exception as exc:
             entry["error"] = str(exc)
             entry["details"] = getattr(exc, "details", {})
@@ -109,7 +112,8 @@ def rerank_step(run: RunContext, reranker: Any, hits: Sequence[Hit]) -> list[Hit
 
 
 def web_step(run: RunContext, web_retriever: Any) -> list[Hit]:
+    question = run.strategy.search_question(run)
     with run.step("web_search", component=web_retriever.NAME) as entry:
-        outcome = web_retriever.search(run.state["question"])
+        outcome = web_retriever.search(question)
         entry.update(results=[hit_row(hit) for hit in outcome.hits], details=outcome.details)
     return list(outcome.hits)

@@ -16,25 +16,27 @@ from rag.llms import (
 )
 from rag.retrievers import Hit
 
+from . import grounding
 from .answer_prompts import INSTRUCTIONS, LANGUAGES, detect_language, example_turns, user_message
 from .context import distinct, fit
+from .grounding import Grounding
 
 Language = Literal["en", "es", "zh-Hant", "zh-Hans"]
 
 CITATION_MARK = re.compile(r"\[(\d+(?:\s*[,，、]\s*\d+)*)\]")
 MIN_PASSAGE_ROOM = 200
 """Below this many tokens for passages, the worked examples and then the oldest conversation
-turns are left out to make room (under a reading budget, below half of it: a slow machine's
-whole budget may be smaller than this)."""
+turns are left out to make room (under a reading budget, below half of it: a small reading
+budget may be smaller than this)."""
 MIN_READING_ROOM = 60
-"""The passages' room under a reading budget never falls below this (about two sentences): the
-reading budget says when the first word should come, and on a slow machine a long question
-would otherwise leave the model no passage to answer from; it then starts a little later."""
+"""The passages' room under a reading budget never falls below this (about two sentences): a
+long question or conversation would otherwise leave the model no passage to answer from; it
+then reads a little more."""
 
 
 def _cramped(rooms: dict[str, int], limits: dict[str, int], names: Sequence[str]) -> bool:
     """Whether the passages' room under any limit of ``names`` is below MIN_PASSAGE_ROOM, or, for a
-    reading budget (a slow machine's whole budget may be smaller than that), below half of it."""
+    reading budget (which may be smaller than that), below half of it."""
     def floor(name: str) -> int:
         return min(MIN_PASSAGE_ROOM, limits[name] // 2) if name == "reading_tokens" else MIN_PASSAGE_ROOM
     return any(rooms[name] < floor(name) for name in names)
@@ -58,6 +60,7 @@ class Prepared:
     dropped: list[Hit] = field(default_factory=list)
     budget: dict[str, Any] = field(default_factory=dict)
     language: str = "en"
+    question: str = ""
 
 
 @register
@@ -65,14 +68,16 @@ class ResponseSynthesizer(ConfigObject["ResponseSynthesizer.Params"]):
     """Writes the answer from the chunks with an LLM, citing them as ``[n]``.
 
     The model is asked for the direct answer first, in one short sentence of the question's
-    language, then its citation (``rag.strategies.answer_prompts``: instructions and four
-    worked examples per language). It reads a few distinct passages (``rag.strategies.context``):
-    repeated text removed, at most ``max_passages``, numbered in rank order, sharing the token
+    language, then its citation, or to say the passages do not hold the answer
+    (``rag.strategies.answer_prompts``: instructions and five worked examples per language). It
+    reads distinct passages (``rag.strategies.context``): repeated text removed, at most
+    ``max_passages`` (or what ``prepare`` is told), numbered in rank order, sharing the token
     budget, the best the largest share (fewer passages when the budget cannot give each about
     three sentences); a passage over its share is cut to the sentences around
     the question's words, and one that cannot keep a sentence is dropped (the trace lists what
     was removed, cut and dropped, and which limit set the budget). Citations map each ``[n]`` in
-    the answer to the n-th passage sent; numbers outside that range are not citations.
+    the answer to the n-th passage sent; numbers outside that range are not citations. ``ground``
+    checks each cited sentence against its passage (``rag.strategies.grounding``).
     """
 
     KIND: ClassVar[str] = "synthesizer"
@@ -126,15 +131,22 @@ class ResponseSynthesizer(ConfigObject["ResponseSynthesizer.Params"]):
                 "auto 會以問題的語言回答（中文依問題所用的繁體或簡體）。",
             ),
         )
-        max_passages: int = param(
-            3, ge=1, le=50,
+        max_passages: int | None = param(
+            None, ge=1, le=1000,
             title=ml("Passages sent", "Pasajes enviados", "送出的段落數"),
             description=ml(
-                "The most passages the model reads, best first, after repeated text is removed; a small "
-                "model answers better from a few passages that hold the answer.",
-                "El máximo de pasajes que lee el modelo, los mejores primero, tras quitar el texto repetido; "
-                "un modelo pequeño responde mejor con pocos pasajes que contengan la respuesta.",
-                "模型最多閱讀的段落數（最佳者優先，已去除重複文字）；小型模型從少數含有答案的段落回答得更好。",
+                "The most passages the model reads, best first, after repeated text is removed, always within "
+                "the input budget. Empty: as many as the strategy hands over (a re-ranker's top_k, "
+                "MapReduceRAG's top_k, else every chunk retrieved), except that a small local model reads a few "
+                "within its reading budget, so its answer starts within seconds.",
+                "El máximo de pasajes que lee el modelo, los mejores primero, tras quitar el texto repetido, "
+                "siempre dentro del presupuesto de entrada. Vacío: tantos como entrega la estrategia (el top_k "
+                "de un reordenador, el top_k de MapReduceRAG, si no todos los fragmentos recuperados), salvo "
+                "que un modelo local pequeño lee unos pocos dentro de su presupuesto de lectura, para que su "
+                "respuesta empiece en segundos.",
+                "模型最多閱讀的段落數（最佳者優先，已去除重複文字），一律在輸入預算之內。留空：策略交來多少就讀多少"
+                "（重新排序器的 top_k、MapReduceRAG 的 top_k，否則為全部檢索到的區塊），但小型本機模型只在其閱讀"
+                "預算內讀少數幾段，讓回答在數秒內開始。",
             ),
         )
         max_answer_tokens: int = param(
@@ -162,12 +174,17 @@ class ResponseSynthesizer(ConfigObject["ResponseSynthesizer.Params"]):
             ),
         )
         history_turns: int = param(
-            3, ge=0, le=20,
-            title=ml("Conversation turns remembered", "Turnos de conversación recordados", "記住的對話輪數"),
+            0, ge=0, le=20,
+            title=ml("Conversation turns shown", "Turnos de conversación mostrados", "顯示的對話輪數"),
             description=ml(
-                "How many previous question–answer pairs the model sees, so follow-up questions work.",
-                "Cuántos pares previos de pregunta y respuesta ve el modelo, para que funcionen las preguntas de seguimiento.",
-                "模型可看到的先前問答組數，讓追問得以運作。",
+                "How many previous question–answer pairs the answering model reads. Each question is first "
+                "rewritten to stand alone (the strategy's follow-up model), so none are needed to answer a "
+                "follow-up; more cost reading time.",
+                "Cuántos pares previos de pregunta y respuesta lee el modelo que responde. Cada pregunta se "
+                "reescribe antes para que se entienda sola (el modelo de seguimiento de la estrategia), así que "
+                "no hacen falta para responder a un seguimiento; más cuestan tiempo de lectura.",
+                "回答模型會讀取的先前問答組數。每個問題都會先改寫成可獨立理解的問題（由策略的追問模型），"
+                "因此回答追問不需要它們；設得越多，閱讀時間越長。",
             ),
         )
 
@@ -182,19 +199,30 @@ class ResponseSynthesizer(ConfigObject["ResponseSynthesizer.Params"]):
         hits: Sequence[Hit],
         history: Sequence[dict[str, str]] = (),
         documents: Mapping[int, SourceDocument] | None = None,
+        passages: int | None = None,
     ) -> Prepared:
         """The messages for ``question`` over ``hits`` (best first) within the token budget.
 
-        The passages are ``hits`` without repeated text, at most ``max_passages``, sharing what
-        the budget leaves after the instructions, the examples, the conversation and the
-        question. The budget is the least of ``max_input_tokens``, the model's context window
-        less its answer, and the model's reading budget (the new tokens one question may send it).
+        How many passages: ``max_passages`` if set, else ``passages`` (what the strategy says it
+        hands over), else every hit; a model with reading defaults (a small local model) reads
+        its default count within its reading budget when neither says. They share what the
+        budget leaves after the instructions, the examples, the conversation and the question: the
+        least of ``max_input_tokens``, the model's context window less its answer, and the model's
+        reading budget (its explicit ``reading_tokens``, or its default one as above). Nothing
+        measured at run time enters: the same question gets the same prompt on any machine.
         """
         language = self._language(question, hits)
         system = self.params.instructions or INSTRUCTIONS[language]
         turns = list(history)[-2 * self.params.history_turns:] if self.params.history_turns else []
-        limits = self.llm.input_limits()
+        limits = dict(self.llm.input_limits())
         examples = [] if self.params.instructions else example_turns(language)
+        count_given = self.params.max_passages if self.params.max_passages is not None else passages
+        defaults = self.llm.reading_defaults() if count_given is None else None
+        if defaults is not None:
+            count_given = defaults.passages
+            limits["reading_tokens"] = min(limits.get("reading_tokens", defaults.reading_tokens),
+                                           defaults.reading_tokens)
+        passage_count = count_given if count_given is not None else len(hits)
 
         count = self.llm.count_tokens
 
@@ -219,21 +247,29 @@ class ResponseSynthesizer(ConfigObject["ResponseSynthesizer.Params"]):
         room = max(rooms[limited_by], 0)
 
         unique = distinct(hits)
-        candidates = unique.hits[: self.params.max_passages]
-        over_limit = [hit.chunk.id for hit in unique.hits[self.params.max_passages:]]
+        candidates = unique.hits[:passage_count]
+        over_limit = [hit.chunk.id for hit in unique.hits[passage_count:]]
         fitted = fit(candidates, question, room, count, PASSAGE_OVERHEAD_TOKENS)
         sent = fitted.hits
-        passages = [hit.chunk.text for hit in sent]
+        texts = [hit.chunk.text for hit in sent]
         messages = [{"role": "system", "content": system}, *examples, *turns,
-                    {"role": "user", "content": user_message(language, question, passages)}]
-        passage_tokens = sum(count(passage) + PASSAGE_OVERHEAD_TOKENS for passage in passages)
+                    {"role": "user", "content": user_message(language, question, texts)}]
+        passage_tokens = sum(count(text) + PASSAGE_OVERHEAD_TOKENS for text in texts)
         cut = [entry for entry in fitted.trimmed if entry["reason"] == "budget"]
         account = {
             "max_input_tokens": self.params.max_input_tokens,
             "model_limits": limits,
+            "passages": {"count": passage_count,
+                         "set_by": ("max_passages" if self.params.max_passages is not None
+                                    else "strategy" if passages is not None
+                                    else "model default" if defaults is not None else "retrieved")},
             "limited_by": limited_by,
+            "reading_tokens_set_by": (None if "reading_tokens" not in limits
+                                      else "model default" if defaults is not None
+                                      and limits["reading_tokens"] == defaults.reading_tokens else "model"),
             "examples": len(examples) // 2,
             "history_turns": len(turns) // 2,
+            "history_turns_asked": min(self.params.history_turns, len(history) // 2),
             "passage_tokens": room,
             "used_tokens": prefix + new + passage_tokens,
             "new_tokens": new + passage_tokens,
@@ -247,7 +283,7 @@ class ResponseSynthesizer(ConfigObject["ResponseSynthesizer.Params"]):
         }
         dropped_ids = {*fitted.dropped, *over_limit}
         dropped = [hit for hit in unique.hits if hit.chunk.id in dropped_ids]
-        return Prepared(messages, sent, dropped, account, language)
+        return Prepared(messages, sent, dropped, account, language, question)
 
     def _rooms(self, limits: dict[str, int], system: str, examples: list[dict[str, str]], new: int) -> dict[str, int]:
         """The tokens left for passages under each limit: the synthesizer's own, the model's
@@ -281,23 +317,36 @@ class ResponseSynthesizer(ConfigObject["ResponseSynthesizer.Params"]):
     def answer(self, prepared: Prepared) -> str:
         return self.llm.generate(prepared.messages, max_tokens=self.params.max_answer_tokens)
 
+    def ground(self, answer: str, prepared: Prepared) -> Grounding:
+        """Whether each sentence of ``answer`` is supported by the passage it cites, and whether
+        the answer is declined (the model said the passages do not hold it, or nothing it says is
+        supported by them): ``rag.strategies.grounding``."""
+        return grounding.check(answer, prepared.question, [hit.chunk.text for hit in prepared.sent],
+                               prepared.language)
+
+    def passage_refs(self, prepared: Prepared, documents: Mapping[int, SourceDocument] | None = None,
+                     numbers: Sequence[int] | None = None) -> list[dict[str, Any]]:
+        """The passages sent (or those ``numbers`` name, from 1), as a citation shows them."""
+        documents = documents or {}
+        refs = []
+        for n in numbers if numbers is not None else range(1, len(prepared.sent) + 1):
+            chunk = prepared.sent[n - 1].chunk
+            document = documents.get(chunk.document_id)
+            refs.append({
+                "n": n, "chunk_id": chunk.id, "document_id": chunk.document_id,
+                "document_name": getattr(document, "name", None) or chunk.metadata.get("title"),
+                "position": chunk.position, "page": chunk.metadata.get("page"),
+                "url": chunk.metadata.get("url"), "preview": chunk.text[:300],
+            })
+        return refs
+
     def citations(self, answer: str, prepared: Prepared,
                   documents: Mapping[int, SourceDocument] | None = None) -> list[dict[str, Any]]:
         """Each ``[n]`` of the answer that names a chunk sent, once, in order of first use."""
-        documents = documents or {}
-        seen: dict[int, dict[str, Any]] = {}
+        numbers: list[int] = []
         for match in CITATION_MARK.finditer(answer):
             for number in re.split(r"\s*[,，、]\s*", match.group(1)):
                 n = int(number)
-                if 1 <= n <= len(prepared.sent) and n not in seen:
-                    chunk = prepared.sent[n - 1].chunk
-                    document = documents.get(chunk.document_id)
-                    seen[n] = {
-                        "n": n, "chunk_id": chunk.id, "document_id": chunk.document_id,
-                        "document_name": getattr(document, "name", None) or chunk.metadata.get("title"),
-                        "position": chunk.position, "page": chunk.metadata.get("page"),
-                        "url": chunk.metadata.get("url"), "preview": chunk.text[:300],
-                    }
-        return list(seen.values())
-
-
+                if 1 <= n <= len(prepared.sent) and n not in numbers:
+                    numbers.append(n)
+        return self.passage_refs(prepared, documents, numbers)

@@ -40,6 +40,13 @@ def order(*ids):
 
 
 QUESTION = "Rust Django React ownership ORM components"
+RUST_QUESTION = "How does Rust guarantee memory safety?"
+RUST_ANSWER = "Rust guarantees memory safety through ownership [1]."
+
+
+def rust_first(query, documents):
+    """A re-ranker that puts the chunk about Rust's ownership first."""
+    return sorted(documents, key=lambda document: "ownership" not in document.text)
 
 
 # -- 8. "RAG 建立參數" — model, embeddings, chunk_size, search_type, reranker, reranker_model,
@@ -57,10 +64,10 @@ def test_rag_takes_the_creation_parameters_the_reference_lists():
 
 def test_creation_parameters_are_the_defaults_of_every_call(scripted_openai, folder):
     rag = RAG(search_type="keyword", model=llm(scripted_openai), chunk_size=60, max_input_tokens=900,
-              reranker=lambda query, documents: list(reversed(documents)), rerank_top_k=1)
-    scripted_openai.enqueue(CHAT, chat_stream(["Ownership [1]."]))
+              reranker=rust_first, rerank_top_k=1)
+    scripted_openai.enqueue(CHAT, chat_stream([RUST_ANSWER]))
 
-    assert rag(folder, QUESTION) == "Ownership [1]."
+    assert rag(folder, RUST_QUESTION) == RUST_ANSWER
 
     assert len(rag.docs) == 1
     assert all(len(chunk.text) <= 60 for positions in rag.strategy(folder).retriever.chunks.values()
@@ -73,14 +80,13 @@ def test_creation_parameters_are_the_defaults_of_every_call(scripted_openai, fol
 
 
 def test_a_call_overrides_the_defaults_keyword_only_for_that_call_alone(scripted_openai, folder):
-    rag = RAG(search_type="keyword", model=llm(scripted_openai), reranker=lambda q, documents: documents,
-              rerank_top_k=1)
-    scripted_openai.enqueue(CHAT, chat_stream(["A ", "stream."]))
-    scripted_openai.enqueue(CHAT, chat_stream(["Plain."]))
+    rag = RAG(search_type="keyword", model=llm(scripted_openai), reranker=rust_first, rerank_top_k=1)
+    scripted_openai.enqueue(CHAT, chat_stream(["Rust guarantees memory safety ", "through ownership [1]."]))
+    scripted_openai.enqueue(CHAT, chat_stream([RUST_ANSWER]))
 
     pieces = rag(folder, QUESTION, rerank_top_k=3, stream=True, max_input_tokens=700)
-    assert list(pieces) == ["A ", "stream."] and len(rag.docs) == 3
-    assert rag(folder, QUESTION) == "Plain." and len(rag.docs) == 1
+    assert list(pieces) == ["Rust guarantees memory safety ", "through ownership [1]."] and len(rag.docs) == 3
+    assert rag(folder, RUST_QUESTION) == RUST_ANSWER and len(rag.docs) == 1
     budgets = [step["budget"]["max_input_tokens"] for step in rag.state["trace"]["steps"] if step["step"] == "generate"]
     assert budgets == [3000]
     with pytest.raises(TypeError):
@@ -92,8 +98,9 @@ def test_search_type_auto_is_the_hybrid_preset_and_model_names_a_local_model():
     assert rag.config["params"]["retriever"]["component"] == "EnsembleRetriever"
     assert rag.config["params"]["response_synthesizer"]["params"]["llm"] == {
         "component": "LocalLLM", "params": {"model": "smollm2-135m-instruct"}}
+    # Every document handed over reaches the model, within the budget (akasha's page).
     assert RAG(search_type="keyword", max_input_tokens=500).config["params"]["response_synthesizer"] == {
-        "component": "ResponseSynthesizer", "params": {"max_input_tokens": 500}}
+        "component": "ResponseSynthesizer", "params": {"max_input_tokens": 500, "max_passages": 1000}}
 
 
 @pytest.mark.parametrize(
@@ -167,34 +174,36 @@ def test_each_files_vectors_are_kept_so_a_later_run_embeds_only_what_changed(scr
 def test_selfask_answers_sub_questions_from_retrieval_then_the_question(scripted_openai, folder):
     scripted_openai.enqueue(CHAT, tool_call_response("sub_questions", {
         "questions": ["How does Rust keep memory safe?", "What does Django ship?"]}))
-    scripted_openai.enqueue(CHAT, chat_stream(["Ownership [1]."]))
-    scripted_openai.enqueue(CHAT, chat_stream(["An ORM [1]."]))
-    scripted_openai.enqueue(CHAT, chat_stream(["Rust: ownership; Django: an ORM [1]."]))
+    scripted_openai.enqueue(CHAT, chat_stream(["Rust keeps memory safe through ownership [1]."]))
+    scripted_openai.enqueue(CHAT, chat_stream(["Django ships an ORM [1]."]))
+    scripted_openai.enqueue(CHAT, chat_stream(["Rust keeps memory safe through ownership and borrowing [1]."]))
     rag = RAG(search_type="keyword", model=llm(scripted_openai))
 
     answer = rag.selfask_RAG(folder, "How does Rust keep memory safe, and what does Django ship?", rerank_top_k=1,
                              reranker=lambda q, documents: documents)
 
-    assert answer == "Rust: ownership; Django: an ORM [1]."
+    assert answer == "Rust keeps memory safe through ownership and borrowing [1]."
     steps = rag.state["self_ask"]["steps"]
     assert [(step["question"], step["answer"]) for step in steps] == [
-        ("How does Rust keep memory safe?", "Ownership [1]."), ("What does Django ship?", "An ORM [1].")]
+        ("How does Rust keep memory safe?", "Rust keeps memory safe through ownership [1]."),
+        ("What does Django ship?", "Django ships an ORM [1].")]
     assert "Rust" in steps[0]["docs"][0]["text"] and "Django" in steps[1]["docs"][0]["text"]
     assert len(rag.docs) == 1
     final = scripted_openai.requests_to(CHAT)[-1].body["messages"]
     # The sub-answers are the conversation so far: after the worked examples, before the question.
-    assert [turn["content"] for turn in final[-5:-1]] == ["How does Rust keep memory safe?", "Ownership [1].",
-                                                          "What does Django ship?", "An ORM [1]."]
+    assert [turn["content"] for turn in final[-5:-1]] == [
+        "How does Rust keep memory safe?", "Rust keeps memory safe through ownership [1].",
+        "What does Django ship?", "Django ships an ORM [1]."]
 
 
 def test_selfask_without_usable_sub_questions_answers_the_question_as_asked(scripted_openai, folder):
     for _ in range(3):
         scripted_openai.enqueue(CHAT, tool_call_response("sub_questions", {"questions": []}))
-    scripted_openai.enqueue(CHAT, chat_stream(["Direct."]))
-    scripted_openai.enqueue(CHAT, chat_stream(["Final."]))
+    scripted_openai.enqueue(CHAT, chat_stream(["Rust guarantees memory safety [1]."]))
+    scripted_openai.enqueue(CHAT, chat_stream(["Rust is a language that guarantees memory safety [1]."]))
     rag = RAG(search_type="keyword", model=llm(scripted_openai))
 
-    assert rag.selfask_RAG(folder, "What is Rust?") == "Final."
+    assert rag.selfask_RAG(folder, "What is Rust?") == "Rust is a language that guarantees memory safety [1]."
     assert rag.state["self_ask"]["questions"] == ["What is Rust?"]
     assert "no usable sub-questions after 3 attempt(s)" in rag.state["self_ask"]["fallback"]
 
@@ -350,3 +359,32 @@ def test_rerank_top_k_must_be_a_positive_integer(value, folder):
 def test_an_unknown_reranker_is_a_value_error_naming_the_choices(value):
     with pytest.raises(ValueError, match="reranker must be None, 'llm', 'local-llm', 'local' / 'bge'"):
         RAG(reranker=value)
+
+
+def test_rerank_top_k_documents_reach_the_hosted_model_and_without_a_reranker_every_retrieved_one(scripted_openai,
+                                                                                                   folder):
+    # akasha's page: rag.docs holds what the model was given, rerank_top_k (default 5) of them after
+    # re-ranking; with reranker=None rerank_top_k has no effect: every retrieved document, within
+    # max_input_tokens. No fixed cap of a small local model applies to a hosted one.
+    for _ in range(3):
+        scripted_openai.enqueue(CHAT, chat_stream([RUST_ANSWER]))
+    # The heading "Rust" alone is last: its text is inside another chunk, which the model gets once.
+    rag = RAG(search_type="keyword", model=llm(scripted_openai), chunk_size=60,
+              reranker=lambda query, documents: sorted(rust_first(query, documents), key=lambda d: len(d.text) < 12))
+    rag(folder, QUESTION)
+    retrieved = rag.state["chunks"]
+    assert len(retrieved) > 5 and len(rag.docs) == 5
+    assert [doc["chunk_id"] for doc in rag.docs] == [row["chunk_id"] for row in rag.state["chunks_sent"]]
+    prompt = scripted_openai.requests_to(CHAT)[-1].body["messages"][-1]["content"]
+    assert all(f"[{n}] " in prompt for n in range(1, 6)) and "[6] " not in prompt
+
+    rag(folder, QUESTION, reranker=None, rerank_top_k=2)
+    repeated = {entry["chunk_id"] for step in rag.state["trace"]["steps"] if step["step"] == "generate"
+                for entry in step["budget"]["duplicates"]}
+    assert repeated == {7}, "the heading 'Rust' is inside the chunk that follows it"
+    assert [doc["chunk_id"] for doc in rag.docs] == [row["chunk_id"] for row in rag.state["chunks"]
+                                                      if row["chunk_id"] not in repeated]
+
+    rag(folder, QUESTION, reranker=None, max_input_tokens=300)
+    generate = next(step for step in rag.state["trace"]["steps"] if step["step"] == "generate")
+    assert 0 < len(rag.docs) < len(rag.state["chunks"]) and generate["budget"]["used_tokens"] <= 300

@@ -130,8 +130,8 @@ def test_add_branch_takes_sync_and_async_predicates_and_chains(scripted_openai):
     with ScriptedOpenAIServer() as code_llm, ScriptedOpenAIServer() as cell_llm:
         strategy = (RoutedStrategy()
                     .add_branch("code", classifier=lambda question: "rust" in question.lower(),
-                                branch=answering(code_llm, "about code"))
-                    .add_branch("science", classifier=about_cells, branch=answering(cell_llm, "about cells"))
+                                branch=answering(code_llm, "Rust is memory safe through ownership [1]."))
+                    .add_branch("science", classifier=about_cells, branch=answering(cell_llm, "The mitochondria powers the cell [1]."))
                     .add_branch("places", classifier=HasWord(word="peru"), branch=NaiveRAG(bm25(), synthesizer(
                         scripted_openai))))
         assert isinstance(strategy, RoutedStrategy)
@@ -140,10 +140,12 @@ def test_add_branch_takes_sync_and_async_predicates_and_chains(scripted_openai):
 
 def check_routes(strategy):
     science = strategy.run("What powers the cell?")
-    assert (science["trace"]["steps"][0]["branch"], science["response"]) == ("science", "about cells")
+    assert (science["trace"]["steps"][0]["branch"], science["response"]) == (
+        "science", "The mitochondria powers the cell [1].")
     assert "about_cells matched" in science["trace"]["steps"][0]["why"]
     code = strategy.run("Is Rust memory safe?")
-    assert (code["trace"]["steps"][0]["branch"], code["response"]) == ("code", "about code")
+    assert (code["trace"]["steps"][0]["branch"], code["response"]) == (
+        "code", "Rust is memory safe through ownership [1].")
     assert strategy.run("Tell me about the Moon")["trace"]["steps"][0]["branch"] == "no_match"
 
 
@@ -158,8 +160,9 @@ async def test_an_async_predicate_is_awaited_even_from_inside_a_running_loop(scr
 
 def test_set_router_returns_the_strategy_for_chaining(scripted_openai):
     strategy = RoutedStrategy().set_router(FixedRouter(answer="code")).add_branch(
-        "code", branch=answering(scripted_openai, "routed"))
-    assert strategy.run("anything")["response"] == "routed"
+        "code", branch=answering(scripted_openai, "Rust guarantees memory safety through ownership [1]."))
+    assert strategy.run("How does Rust stay memory safe?")["response"] == \
+        "Rust guarantees memory safety through ownership [1]."
     assert strategy.set_router(FixedRouter(answer="code")) is strategy
 
 

@@ -162,7 +162,7 @@ def routed(server, *branches, router=None, no_match=None):
 
 
 def test_classifier_mode_takes_the_first_matching_branch_in_order(scripted_openai):
-    scripted_openai.enqueue(CHAT, chat_stream(["biology"]))
+    scripted_openai.enqueue(CHAT, chat_stream(["The mitochondria powers the cell [1]."]))
     strategy = routed(scripted_openai, ("code", HasWord(word="rust")), ("science", HasWord(word="cell")),
                       ("both", HasWord(word="cell")))
     state = strategy.run("What powers the cell?")
@@ -170,7 +170,7 @@ def test_classifier_mode_takes_the_first_matching_branch_in_order(scripted_opena
     assert (route["branch"], route["mode"]) == ("science", "classifier")
     assert "first match" in route["why"]
     assert state["trace"]["steps"][1]["trace"]["strategy"] == "NaiveRAG"
-    assert state["response"] == "biology"
+    assert state["response"] == "The mitochondria powers the cell [1]."
 
 
 def test_router_mode_lets_the_router_choose_and_no_match_gets_the_reserved_route(scripted_openai):
@@ -187,10 +187,10 @@ def test_router_mode_lets_the_router_choose_and_no_match_gets_the_reserved_route
 
 
 def test_no_match_runs_the_fallback_strategy_when_there_is_one(scripted_openai):
-    scripted_openai.enqueue(CHAT, chat_stream(["fallback"]))
+    scripted_openai.enqueue(CHAT, chat_stream(["Machu Picchu is an Inca citadel in Peru [1]."]))
     fallback = NaiveRAG(retriever=bm25(), response_synthesizer=synthesizer(scripted_openai))
     strategy = routed(scripted_openai, ("code", HasWord(word="rust")), no_match=fallback)
-    assert strategy.run("Tell me about Peru")["response"] == "fallback"
+    assert strategy.run("Tell me about Peru")["response"] == "Machu Picchu is an Inca citadel in Peru [1]."
 
 
 def test_replacing_the_router_keeps_the_branches(scripted_openai):

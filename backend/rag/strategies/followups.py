@@ -1,0 +1,236 @@
+"""Each turn of a conversation searches a question that stands on its own.
+
+Searching a follow-up together with the previous question finds the previous question's passages
+("When was the lighthouse first lit?" after a question about a bridge found the bridge), and
+searching "When did it open?" alone finds nothing. So a question that refers to earlier turns is
+rewritten into one that names what it refers to; a question that already stands alone is
+searched as it is, with no model call. The model is asked only which words of the conversation
+the reference stands for (the packaged models copy the question back when asked to rewrite it,
+and name the referent well: 20 of 24 XQuAD follow-ups for the 1.5B, bench/answers.py); the
+words must come from the conversation, and the question is rewritten with them by rule.
+
+Which questions refer back is decided from their words: a pronoun or demonstrative standing for
+something not named in the question ("it", "su", "它"), an opening that continues the
+conversation ("And …?", "¿Y …?"), or a question that names at most one thing ("¿Cuándo se
+inauguró?").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rag.llms import LLMError
+
+from .answer_prompts import detect_language
+from .grounding import terms
+
+HISTORY_TURNS = 2
+"""How many previous question–answer pairs the rewrite reads."""
+ANSWER_CHARACTERS = 300
+"""How much of each previous answer it reads (the subject is named early)."""
+MAX_TRIALS = 2
+FEW_TERMS = 3
+"""A question naming more things than this carries its own subject: its possessives and
+demonstratives refer within it."""
+
+_CITATION = re.compile(r"\s*\[\d+(?:\s*[,，、]\s*\d+)*\]")
+# What refers back, strongest first: the word the model is asked about is the first found.
+_PRONOUNS = {
+    "en": [r"\b(it|they|them|he|him|she)\b", r"\b(its|their|his|her)\b",
+           r"\b(this|these|those)\b|\b(that|there|then)\s*\?"],
+    "es": [r"\b(él|ella|ellos|ellas|ello)\b", r"\b(su|sus)\b",
+           r"\b(este|esta|estos|estas|esto|ese|esa|esos|esas|eso|aquel|aquella|dicho|dicha|allí|allá|ahí)\b",
+           r"\b(lo|le|les)\b"],
+    "zh": [r"它們|它们|他們|他们|她們|她们|(?<!其)[它他她]", r"其(?!他|實|实|中)", r"這|这|那|該|该|(?<![因如])此"],
+}
+_OPENINGS = {
+    "en": re.compile(r"^\s*(and|also|what about|how about|but)\b", re.IGNORECASE),
+    "es": re.compile(r"^\s*[¿¡]?\s*(y|también|pero|qué tal)\b", re.IGNORECASE),
+    "zh": re.compile(r"^\s*(還有|还有|而)"),
+}
+_POSSESSIVE = {"en": {"its", "their", "his", "her"}, "es": {"su", "sus"}, "zh": {"其"}}
+_SUBSTITUTED = {"en": {"it", "they", "them", "he", "him", "she"}, "es": {"él", "ella", "ellos", "ellas", "ello"},
+                "zh": {"它們", "它们", "他們", "他们", "她們", "她们", "它", "他", "她"}}
+INSTRUCTIONS = (
+    "Read the conversation and the last question. Say which words of the conversation the marked words of "
+    "the last question stand for (when nothing is marked: what the last question is about). Answer with "
+    "those words only, copied from the conversation."
+)
+NOTHING_MARKED = "(none: the question leaves out what it is about)"
+# Worked examples in other words than documents are likely to hold, so the model learns the move,
+# not a subject.
+EXAMPLES = (
+    ("Q: How long is the Danube?\nA: The Danube is 2,850 km long.", "Which countries does it flow through?",
+     "it", "the Danube"),
+    ("Q: ¿Quién pintó Las Meninas?\nA: Las Meninas la pintó Diego Velázquez.", "¿En qué museo está expuesta ella?",
+     "ella", "Las Meninas"),
+    ("Q: 珠穆朗瑪峰有多高？\nA: 珠穆朗瑪峰高 8,849 公尺。", "它位於哪兩個國家的邊界？", "它", "珠穆朗瑪峰"),
+    ("Q: ¿Cuántos goles marcó el Real Madrid en 2010?\nA: Marcó 102 goles.", "¿Quién era su entrenador?", "su",
+     "el Real Madrid"),
+    ("Q: When was the Sydney Opera House opened?\nA: It opened in 1973.", "And who designed it?", "it",
+     "the Sydney Opera House"),
+    ("Q: ¿Qué río pasa por Sevilla?\nA: El Guadalquivir.", "¿Dónde nace?", NOTHING_MARKED, "El Guadalquivir"),
+)
+
+
+@dataclass
+class SearchQuestion:
+    """The question searched for this turn, and how it was decided (for the trace)."""
+
+    question: str
+    rewritten: bool
+    reason: str
+    refers_to: str | None = None
+    marked: str | None = None
+    attempts: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self, original: str) -> dict[str, Any]:
+        return {"question": original, "search_question": self.question, "rewritten": self.rewritten,
+                "reason": self.reason, "marked": self.marked, "refers_to": self.refers_to,
+                "attempts": self.attempts}
+
+
+def _family(language: str) -> str:
+    return "zh" if language.startswith("zh") else language if language in _PRONOUNS else "en"
+
+
+def _flags(family: str) -> int:
+    return 0 if family == "zh" else re.IGNORECASE
+
+
+def marked_word(question: str, language: str | None = None) -> re.Match[str] | None:
+    """The word of ``question`` that most clearly stands for something named earlier."""
+    family = _family(language or detect_language(question))
+    for pattern in _PRONOUNS[family]:
+        found = re.search(pattern, question, _flags(family))
+        if found:
+            return found
+    return None
+
+
+def refers_back(question: str, language: str | None = None) -> bool:
+    """Whether ``question`` refers to something earlier turns named: a personal pronoun; a
+    possessive, a demonstrative or an opening that continues the conversation in a question that
+    names little else ("¿Cuál es su capital?", not "¿Quién, a su llegada, unió a los colonos?");
+    or no subject at all (Spanish and Chinese drop it: "¿Cuándo se inauguró?" names one thing)."""
+    language = language or detect_language(question)
+    family = _family(language)
+    named = len(terms(question, language))
+    if named <= 1:
+        return True
+    marked = marked_word(question, language)
+    if marked is not None and re.fullmatch(_PRONOUNS[family][0], marked.group(0), _flags(family)):
+        return True
+    return (marked is not None or bool(_OPENINGS[family].search(question))) and named <= FEW_TERMS
+
+
+def _conversation(history: Sequence[dict[str, str]]) -> str:
+    lines: list[str] = []
+    for turn in list(history)[-2 * HISTORY_TURNS:]:
+        content = " ".join(_CITATION.sub("", turn.get("content", "")).split())
+        if turn.get("role") == "user":
+            lines.append(f"Q: {content}")
+        elif turn.get("role") == "assistant":
+            lines.append(f"A: {content[:ANSWER_CHARACTERS]}")
+    return "\n".join(lines)
+
+
+def _ask(conversation: str, question: str, marked: str) -> str:
+    return f"Conversation:\n{conversation}\n\nLast question: {question}\nMarked words: {marked}"
+
+
+def _prompt(conversation: str, question: str, marked: str) -> list[dict[str, str]]:
+    messages = [{"role": "system", "content": INSTRUCTIONS}]
+    for example_conversation, example_question, example_marked, referent in EXAMPLES:
+        messages.append({"role": "user", "content": _ask(example_conversation, example_question, example_marked)})
+        messages.append({"role": "assistant", "content": referent})
+    messages.append({"role": "user", "content": _ask(conversation, question, marked)})
+    return messages
+
+
+def _clean(answer: str) -> str:
+    first = answer.strip().splitlines()[0] if answer.strip() else ""
+    return first.strip(" \"'“”«»「」。.,;:!?¿¡").strip()
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def referent_problems(referent: str, conversation: str, marked: str) -> list[str]:
+    """Why ``referent`` cannot stand for the marked words: empty, not taken from the
+    conversation, too long to be a name, or the marked words themselves."""
+    if not referent:
+        return ["the answer was empty"]
+    if _folded(referent) == _folded(marked):
+        return ["the answer repeats the marked words"]
+    if len(referent.split()) > 8 or len(referent) > 80:
+        return ["the answer is too long: give only the words the marked words stand for"]
+    if _folded(referent) not in _folded(conversation):
+        return ["those words are not in the conversation: copy them from it"]
+    return []
+
+
+def rewrite(question: str, referent: str, marked: re.Match[str] | None, language: str) -> str:
+    """``question`` with ``referent`` in place of its marked word: a personal pronoun is replaced,
+    a possessive becomes "of …" ("su capital" → "capital de …"), anything else (a demonstrative,
+    a dropped subject) keeps its words and names the referent after the question."""
+    family = _family(language)
+    if marked is not None:
+        word = marked.group(0)
+        key = word if family == "zh" else word.casefold()
+        before, after = question[:marked.start()], question[marked.end():]
+        if key in _SUBSTITUTED[family]:
+            return f"{before}{referent}{after}"
+        if key in _POSSESSIVE[family]:
+            if family == "zh":
+                return f"{before}{referent}的{after}"
+            if family == "en":
+                return f"{before}{referent}'s{after}"
+            noun = re.match(r"\s*(\w+)", after)
+            if noun:
+                return f"{before}{noun.group(1)} de {referent}{after[noun.end():]}"
+    spacer = "" if family == "zh" else " "
+    return f"{question.rstrip()}{spacer}({referent})"
+
+
+def standalone(question: str, history: Sequence[dict[str, str]], llm: Any, *,
+               max_trials: int = MAX_TRIALS) -> SearchQuestion:
+    """The question to search for ``question`` after ``history``: as asked when there is no
+    earlier turn or it does not refer back; otherwise with what it refers to named, as ``llm``
+    finds it in the conversation (it is asked only which words the reference stands for, which a
+    small model does far more reliably than rewriting the question)."""
+    if not any(turn.get("role") == "user" for turn in history):
+        return SearchQuestion(question, False, "first question")
+    language = detect_language(question)
+    if not refers_back(question, language):
+        return SearchQuestion(question, False, "stands alone")
+    if llm is None:
+        return SearchQuestion(question, False, "refers back, but no model rewrites follow-ups")
+    marked = marked_word(question, language)
+    marked_text = marked.group(0) if marked is not None else NOTHING_MARKED
+    conversation = _conversation(history)
+    messages = _prompt(conversation, question, marked_text)
+    attempts: list[dict[str, Any]] = []
+    for _ in range(max_trials):
+        try:
+            answer = llm.generate(messages, max_tokens=32)
+        except LLMError as exc:
+            # A follow-up model that fails costs the rewrite, not the answer.
+            attempts.append({"raw": "", "problems": [str(exc)]})
+            return SearchQuestion(question, False, "the follow-up model failed; searching the question as asked",
+                                  None, marked_text, attempts)
+        referent = _clean(answer)
+        problems = referent_problems(referent, conversation, marked_text)
+        attempts.append({"raw": answer[:200], "problems": problems})
+        if not problems:
+            return SearchQuestion(rewrite(question, referent, marked, language), True, "refers to earlier turns",
+                                  referent, marked_text, attempts)
+        messages = [*messages, {"role": "assistant", "content": answer},
+                    {"role": "user", "content": "That answer was not usable: " + "; ".join(problems)
+                     + ". Answer again with only the words, copied from the conversation."}]
+    return SearchQuestion(question, False, "the model found no words in the conversation it refers to; "
+                          "searching the question as asked", None, marked_text, attempts)

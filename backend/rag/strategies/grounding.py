@@ -1,0 +1,241 @@
+"""Whether an answer stands on the passages it cites.
+
+A small model asked about something its passages do not hold often answers anyway, citing a
+passage that says nothing of the kind ("The hairs on ctenophores are called cnidocytes [1]"). The
+answer is checked sentence by sentence against the passage each sentence cites (a sentence
+without a number takes the previous sentence's, and an answer with no number at all is checked
+against every passage):
+
+- every number it states appears in the passage;
+- most of what it adds to the question (its terms that are not the question's) is in the
+  passage, and so is a fair share of what the question is about (its terms, or those of them
+  the sentence repeats: an answer to one part of a two-part question repeats that part): an
+  invented answer takes its words from the question or from elsewhere, not from a passage on the
+  same subject.
+
+Terms are the words of three letters or more, stop words left out, English and Spanish stemmed
+(Snowball), Chinese cut into words; each counts by its length, so a name weighs more than "año".
+The shares were calibrated on XQuAD-es and -zh questions whose article is in the knowledge base
+and questions whose article is not (``bench/answers.py --absent``).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .answer_prompts import is_declined
+
+NEW_TERMS_SUPPORTED = 0.5
+"""The least share (by weight) of a sentence's own terms the cited passage must hold."""
+LIGHTEST_CLAIM = 8
+"""A sentence adding less than this weight of terms to the question and a number is judged by the
+number; one adding neither terms nor numbers answers nothing."""
+QUESTION_TERMS_SUPPORTED = 0.4
+"""The least share (by weight) of the question's terms the cited passage must hold."""
+
+_CITATION = re.compile(r"\[(\d+(?:\s*[,，、]\s*\d+)*)\]")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？])")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_IDEOGRAPH = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+# Words a question or an answer uses whatever it is about: they say nothing of the subject.
+_GENERIC = {
+    "en": {"name", "call", "year", "mani", "much", "first", "type", "kind", "use", "make", "part", "main",
+           "also", "other", "one", "two", "three", "number", "time", "percent", "approxim", "around", "about",
+           "accord", "passag", "document"},
+    "es": {"nombr", "llam", "llamab", "año", "cuant", "cuál", "cual", "tip", "part", "principal", "tambien",
+           "otro", "otra", "uno", "dos", "tres", "numer", "vez", "porcentaj", "aproxim", "alrededor", "segun",
+           "pasaj", "document", "hac", "hizo", "tien", "fue", "fuer", "ser", "estab", "esta"},
+    "zh": {"什麼", "什么", "多少", "哪個", "哪个", "哪裡", "哪里", "甚麼", "名稱", "名称", "稱為", "称为", "叫做",
+           "是否", "一個", "一个", "哪些", "為何", "为何", "如何", "怎樣", "怎样", "幾個", "几个", "哪一"},
+}
+
+
+@dataclass
+class SentenceSupport:
+    """One sentence of the answer and whether the passage it cites holds it."""
+
+    text: str
+    cites: list[int]
+    supported: bool
+    new_terms: float
+    """The share (by weight) of its own terms found in the passage."""
+    question_terms: float
+    """The share (by weight) of the question's terms it repeats (or of all of them) found in the passage."""
+    missing_numbers: list[str] = field(default_factory=list)
+    cited_instead: list[int] | None = None
+    """The numbers the answer wrote, when another passage holds the sentence and ``cites`` names it."""
+
+
+@dataclass
+class Grounding:
+    """The sentences of an answer checked against their passages, and whether the answer is
+    declined: by the model itself (``"answer"``: it said the passages do not say) or by the check
+    (``"support"``: no sentence is supported by the passage it cites)."""
+
+    sentences: list[SentenceSupport]
+    declined_by: str | None = None
+
+    @property
+    def unsupported(self) -> list[SentenceSupport]:
+        return [sentence for sentence in self.sentences if not sentence.supported]
+
+    def to_dict(self) -> dict[str, Any]:
+        cited = [sentence for sentence in self.sentences if sentence.cites]
+        return {
+            "declined_by": self.declined_by,
+            "sentences": [asdict(sentence) for sentence in self.sentences],
+            "supported_citations": sum(sentence.supported for sentence in cited),
+            "citations_checked": len(cited),
+            "thresholds": {"new_terms": NEW_TERMS_SUPPORTED, "question_terms": QUESTION_TERMS_SUPPORTED},
+        }
+
+
+def _family(language: str) -> str:
+    return "zh" if language.startswith("zh") else language if language in ("en", "es") else "en"
+
+
+@functools.lru_cache(maxsize=4)
+def _converter(family: str) -> Any:
+    from rag.retrievers.sparse.bag_of_words import BagOfWordsConverter
+
+    if family == "zh":
+        return BagOfWordsConverter()
+    language = {"en": "english", "es": "spanish"}[family]
+    return BagOfWordsConverter(stop_words=language, stemmer=language)
+
+
+def terms(text: str, language: str) -> dict[str, int]:
+    """The terms of ``text`` with their weights (their length; two for a Chinese character)."""
+    family = _family(language)
+    found: dict[str, int] = {}
+    for token in _converter(family).analyze(_CITATION.sub(" ", text)):
+        if token in _GENERIC[family] or token.isdigit():
+            continue
+        ideographs = len(_IDEOGRAPH.findall(token))
+        if ideographs:
+            if ideographs < 2:
+                continue
+            found[token] = 2 * ideographs
+        elif len(token) >= 3:
+            found[token] = len(token)
+    return found
+
+
+def numbers(text: str, language: str = "en") -> set[str]:
+    """The numbers ``text`` states, in digits (number words too: "cuatro", "四"), without their
+    thousands separators."""
+    from rag.evaluation.answers import number_words_as_digits
+
+    spaced = re.sub(r"(?<!\d)([^\w\s])|([^\w\s])(?!\d)", r" \1\2 ", _CITATION.sub(" ", text))
+    written = number_words_as_digits(spaced.casefold(), language)
+    return {re.sub(r"[.,](?=\d{3}\b)", "", number) for number in _NUMBER.findall(written)}
+
+
+def _share(wanted: dict[str, int], held: dict[str, int], passage_text: str) -> float:
+    total = sum(wanted.values())
+    if not total:
+        return 1.0
+    return sum(weight * _found(term, held, passage_text) for term, weight in wanted.items()) / total
+
+
+def _found(term: str, held: dict[str, int], passage_text: str) -> float:
+    """1 when the passage holds ``term``; for a Chinese word the segmenter may cut otherwise
+    ("叫卓戈" for "卓戈"), the share of its pairs of characters the passage holds."""
+    if term in held:
+        return 1.0
+    if not _IDEOGRAPH.search(term):
+        return 0.0
+    if term in passage_text:
+        return 1.0
+    pairs = [term[index:index + 2] for index in range(len(term) - 1)]
+    return sum(pair in passage_text for pair in pairs) / len(pairs) if pairs else 0.0
+
+
+def sentences(answer: str) -> list[tuple[str, list[int]]]:
+    """The answer's sentences with the passage numbers each cites (a sentence without a number
+    takes the previous sentence's)."""
+    found: list[tuple[str, list[int]]] = []
+    previous: list[int] = []
+    for sentence in _SENTENCE.split(answer.strip()):
+        if not sentence.strip():
+            continue
+        cites = [int(number) for match in _CITATION.finditer(sentence)
+                 for number in re.split(r"\s*[,，、]\s*", match.group(1))]
+        if not cites and not _CITATION.sub("", sentence).strip(" .。"):
+            continue
+        cites = cites or previous
+        found.append((sentence.strip(), cites))
+        previous = cites
+    return found
+
+
+def check(answer: str, question: str, passages: Sequence[str], language: str) -> Grounding:
+    """Each sentence of ``answer`` against the passages it cites (numbered from 1)."""
+    if is_declined(_CITATION.sub("", answer)):
+        return Grounding([], declined_by="answer")
+    question_terms = terms(question, language)
+    question_numbers = numbers(question, language)
+    passage_terms = [terms(passage, language) for passage in passages]
+    passage_numbers = [numbers(passage, language) for passage in passages]
+    checked = []
+    for text, cites in sentences(answer):
+        valid = [number for number in cites if 1 <= number <= len(passages)]
+        best: SentenceSupport | None = None
+        for number in valid or range(1, len(passages) + 1):
+            support = _support(text, [number], question_terms, question_numbers, passages[number - 1],
+                               passage_terms[number - 1], passage_numbers[number - 1], language)
+            if best is None or (support.supported, support.new_terms) > (best.supported, best.new_terms):
+                best = support
+        if valid and len(valid) > 1 and not (best and best.supported):
+            # Several numbers: the sentence stands if the passages together hold it.
+            joined = "\n".join(passages[number - 1] for number in valid)
+            together = _support(text, valid, question_terms, question_numbers, joined, terms(joined, language),
+                                numbers(joined, language), language)
+            best = together if together.supported else best
+        if valid and not (best and best.supported):
+            # A small model sometimes cites the wrong number: another passage that holds the
+            # sentence becomes its citation, and the trace says so.
+            for number in range(1, len(passages) + 1):
+                if number in valid:
+                    continue
+                other = _support(text, [number], question_terms, question_numbers, passages[number - 1],
+                                 passage_terms[number - 1], passage_numbers[number - 1], language)
+                if other.supported:
+                    other.cited_instead = valid
+                    best = other
+                    break
+        if best is None:  # no passage at all: nothing supports it
+            best = SentenceSupport(text, valid, False, 0.0, 0.0)
+        checked.append(best)
+    grounding = Grounding(checked)
+    if not any(sentence.supported for sentence in checked):
+        grounding.declined_by = "support"
+    return grounding
+
+
+def _support(text: str, cites: list[int], question_terms: dict[str, int], question_numbers: set[str],
+             passage: str, held: dict[str, int], held_numbers: set[str], language: str) -> SentenceSupport:
+    said = terms(text, language)
+    own = {term: weight for term, weight in said.items() if term not in question_terms}
+    # What the sentence says the question is about: the question's terms it repeats (a sentence
+    # answering one part of a two-part question repeats that part), else the whole question.
+    echoed = {term: weight for term, weight in said.items() if term in question_terms}
+    stated = numbers(text, language) - question_numbers
+    missing = sorted(stated - held_numbers)
+    if not own and not stated:
+        # It only repeats the question ("Two treaties gave the EU more formal institutions"):
+        # it answers nothing, whatever the passage says.
+        new_share = 0.0
+    elif sum(own.values()) < LIGHTEST_CLAIM and stated:
+        # A word of its own beside a number ("4 pases") is wording: the number is the claim.
+        new_share = 1.0
+    else:
+        new_share = _share(own, held, passage)
+    question_share = max(_share(question_terms, held, passage),
+                         _share(echoed, held, passage) if sum(echoed.values()) >= LIGHTEST_CLAIM else 0.0)
+    supported = not missing and new_share >= NEW_TERMS_SUPPORTED and question_share >= QUESTION_TERMS_SUPPORTED
+    return SentenceSupport(text, list(cites), supported, round(new_share, 3), round(question_share, 3), missing)

@@ -1,0 +1,169 @@
+"""Answers a user can trust (issue 37): follow-ups searched on their own, declining when the
+passages are silent, flagged citations, and what the model reads decided by settings only; every
+model call answered by the scripted OpenAI-compatible server through the real ``openai`` client."""
+
+import pytest
+
+from rag.llms import OpenAICompatibleLLM
+from rag.retrievers.sparse import BM25Retriever
+from rag.strategies import MapReduceRAG, NaiveRAG, ResponseSynthesizer
+from rag.strategies.answer_prompts import NOT_FOUND
+from rag.strategies.followups import refers_back, rewrite
+from tests.support.scripted_openai import chat_response, chat_stream
+
+from ..retrievers.corpus import corpus_chunks
+from .doubles import Variants
+
+pytestmark = pytest.mark.unit
+
+CHAT = "/v1/chat/completions"
+HISTORY = [{"role": "user", "content": "Which web framework ships an admin panel?"},
+           {"role": "assistant", "content": "The Django web framework ships an admin panel [1]."}]
+
+
+def llm(server):
+    return OpenAICompatibleLLM(base_url=server.base_url, model="m")
+
+
+def naive(server, top_k=3, **synthesizer):
+    retriever = BM25Retriever(top_k=top_k)
+    retriever.inject_infra(chunks=corpus_chunks())
+    return NaiveRAG(retriever=retriever, response_synthesizer=ResponseSynthesizer(llm=llm(server), **synthesizer),
+                    followup_llm=llm(server))
+
+
+def step(state, name):
+    return next(entry for entry in state["trace"]["steps"] if entry["step"] == name)
+
+
+def test_a_follow_up_is_searched_with_what_it_refers_to_named(scripted_openai):
+    scripted_openai.enqueue(CHAT, chat_response("The Django web framework"))
+    scripted_openai.enqueue(CHAT, chat_stream(["The Django web framework ships an ORM [1]."]))
+    state = naive(scripted_openai).run("What else does it ship?", history=HISTORY)
+
+    searched = step(state, "search_question")
+    assert searched["rewritten"] and searched["refers_to"] == "The Django web framework"
+    assert state["search_question"] == "What else does The Django web framework ship?"
+    assert step(state, "retrieve")["query"] == state["search_question"]
+    assert state["chunks"][0]["chunk_id"] == 202  # the Django chunk, not the previous question's words
+    # The rewriting model was asked which words of the conversation "it" stands for.
+    ask = scripted_openai.requests_to(CHAT)[0].body["messages"][-1]["content"]
+    assert "Marked words: it" in ask and "Which web framework ships an admin panel?" in ask
+    # The answer model reads the question that stands alone, not the conversation.
+    prompt = scripted_openai.requests_to(CHAT)[1].body["messages"]
+    assert prompt[-1]["content"].endswith("Question: What else does The Django web framework ship?")
+    assert all(turn["content"] != HISTORY[0]["content"] for turn in prompt)
+
+
+def test_a_question_that_stands_alone_is_searched_as_asked_with_no_model_call(scripted_openai):
+    scripted_openai.enqueue(CHAT, chat_stream(["Machu Picchu is an Inca citadel in the Andes of Peru [1]."]))
+    state = naive(scripted_openai).run("Where is the Inca citadel of Machu Picchu?", history=HISTORY)
+
+    searched = step(state, "search_question")
+    assert not searched["rewritten"] and searched["reason"] == "stands alone"
+    assert step(state, "retrieve")["query"] == "Where is the Inca citadel of Machu Picchu?"
+    assert len(scripted_openai.requests_to(CHAT)) == 1, "only the answer was asked for"
+    assert state["response"].startswith("Machu Picchu")
+
+
+def test_words_the_conversation_does_not_hold_are_refused_and_the_question_searched_as_asked(scripted_openai):
+    for _ in range(2):
+        scripted_openai.enqueue(CHAT, chat_response("the Ruby on Rails framework"))
+    scripted_openai.enqueue(CHAT, chat_stream(["The Django web framework ships an ORM [1]."]))
+    state = naive(scripted_openai).run("What else does it ship?", history=HISTORY)
+
+    searched = step(state, "search_question")
+    assert not searched["rewritten"] and state["search_question"] == "What else does it ship?"
+    assert [attempt["problems"] for attempt in searched["attempts"]] == [
+        ["those words are not in the conversation: copy them from it"]] * 2
+    assert state["trace"]["llm_calls"] == 3
+
+
+@pytest.mark.parametrize(("question", "refers"), [
+    ("When did it open?", True), ("¿Cuándo se inauguró?", True), ("它是什麼時候開放的？", True),
+    ("¿Cuál es su capital?", True), ("And its colour?", True),
+    ("When was the Orrin Lighthouse first lit?", False),
+    ("What is the name of the river that flows through Paris?", False),
+    ("¿Quién, a su llegada, proporcionó una identidad común a los primeros colonos?", False),
+    ("黑豹隊在防守中丟了多少分？", False),
+])
+def test_which_questions_refer_to_earlier_turns(question, refers):
+    assert refers_back(question) is refers
+
+
+def test_a_reference_is_replaced_by_rule_in_each_language():
+    from rag.strategies.followups import marked_word
+
+    assert rewrite("When did it open?", "the bridge", marked_word("When did it open?", "en"), "en") == \
+        "When did the bridge open?"
+    assert rewrite("¿Cuál es su capital?", "Francia", marked_word("¿Cuál es su capital?", "es"), "es") == \
+        "¿Cuál es capital de Francia?"
+    assert rewrite("它什麼時候開放？", "艾菲爾鐵塔", marked_word("它什麼時候開放？", "zh-Hant"), "zh-Hant") == \
+        "艾菲爾鐵塔什麼時候開放？"
+    assert rewrite("¿Cuándo se inauguró?", "el puente", None, "es") == "¿Cuándo se inauguró? (el puente)"
+
+
+def test_when_the_model_says_the_passages_are_silent_the_reply_says_so_with_no_citation(scripted_openai):
+    scripted_openai.enqueue(CHAT, chat_stream(["The documents do not say."]))
+    state = naive(scripted_openai).run("What is the boiling point of mercury?")
+
+    assert state["response"] == NOT_FOUND["en"] and state["citations"] == []
+    assert state["declined"]["by"] == "answer"
+    assert [passage["chunk_id"] for passage in state["declined"]["closest"]] == \
+        [chunk["chunk_id"] for chunk in state["chunks_sent"]]
+    assert state["trace"]["declined"]["by"] == "answer"
+    assert step(state, "generate")["draft"] == "The documents do not say."
+
+
+def test_an_invented_answer_citing_an_unrelated_passage_is_declined_in_the_questions_language(scripted_openai):
+    scripted_openai.enqueue(CHAT, chat_stream(["Los pelos de los ctenóforos se llaman cnidocitos [1]."]))
+    state = naive(scripted_openai).run("¿Cómo se llaman los pelos de los ctenóforos en las células?")
+
+    assert state["response"] == NOT_FOUND["es"] and state["citations"] == []
+    assert state["declined"]["by"] == "support"
+    generate = step(state, "generate")
+    assert generate["draft"] == "Los pelos de los ctenóforos se llaman cnidocitos [1]."
+    assert generate["grounding"]["declined_by"] == "support"
+    assert generate["grounding"]["sentences"][0]["supported"] is False
+
+
+def test_an_unsupported_sentence_is_flagged_and_the_supported_one_kept(scripted_openai):
+    scripted_openai.enqueue(CHAT, chat_stream([
+        "The mitochondria produces ATP through respiration [1]. It was discovered in 1857 by Albert Kolliker [1]."]))
+    state = naive(scripted_openai).run("What does the mitochondria produce?")
+
+    assert state["declined"] is None
+    assert state["unsupported"] == ["It was discovered in 1857 by Albert Kolliker [1]."]
+    assert state["trace"]["unsupported"] == state["unsupported"]
+    grounding = step(state, "generate")["grounding"]
+    assert (grounding["supported_citations"], grounding["citations_checked"]) == (1, 2)
+    assert grounding["sentences"][1]["missing_numbers"] == ["1857"]
+
+
+def test_a_sentence_citing_the_wrong_passage_is_kept_with_the_citation_flagged(scripted_openai):
+    scripted_openai.enqueue(CHAT, chat_stream(["Rust guarantees memory safety through ownership and borrowing [2]."]))
+    state = naive(scripted_openai).run("Does Python or Rust guarantee memory safety?")
+
+    sent = [chunk["text"] for chunk in state["chunks_sent"]]
+    assert "ownership" in sent[0] and "ownership" not in sent[1]
+    assert state["declined"] is None and state["unsupported"] == []
+    assert [(citation["n"], citation["supported"]) for citation in state["citations"]] == [(2, False)]
+    sentence = step(state, "generate")["grounding"]["sentences"][0]
+    assert sentence["cites"] == [1] and sentence["cited_instead"] == [2]
+
+
+def test_without_a_re_ranker_every_retrieved_passage_reaches_a_hosted_model(scripted_openai):
+    scripted_openai.enqueue(CHAT, chat_stream(["Rust guarantees memory safety through ownership [1]."]))
+    state = naive(scripted_openai, top_k=6).run("the cell, the orchard, Rust, Django, React and Python code")
+    assert len(state["chunks"]) == 6 and len(state["chunks_sent"]) == 6, "more than a small local model's three"
+    assert step(state, "generate")["budget"]["passages"] == {"count": 6, "set_by": "retrieved"}
+
+
+def test_map_reduce_sends_its_top_k_chunks(scripted_openai):
+    scripted_openai.enqueue(CHAT, chat_stream(["Rust guarantees memory safety through ownership [1]."]))
+    retriever = BM25Retriever(top_k=4)
+    retriever.inject_infra(chunks=corpus_chunks())
+    strategy = MapReduceRAG(Variants(), retriever, ResponseSynthesizer(llm=llm(scripted_openai)), top_k=5)
+    state = strategy.run("the Django admin panel, React components and Python code")
+    assert len(state["chunks"]) == 5 and len(state["chunks_sent"]) == 5
+    assert step(state, "generate")["budget"]["passages"] == {"count": 5, "set_by": "strategy"}
