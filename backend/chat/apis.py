@@ -11,12 +11,15 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from common.api import get_for_owner, no_such, validated
+from common.i18n import translate
 from pipelines.models import Pipeline
 from pipelines.selectors import pipeline_get
 from rag.core.i18n import gettext_noop
 
 from . import selectors, services
 from .models import Conversation, Message
+
+STOPPED = gettext_noop("the answer was stopped before it was finished")
 
 
 @extend_schema_serializer(component_name="Conversation")
@@ -42,6 +45,12 @@ class MessageOutputSerializer(serializers.Serializer):
     trace = serializers.SerializerMethodField()
     rounds = serializers.SerializerMethodField()
     chunks = serializers.SerializerMethodField()
+    declined = serializers.SerializerMethodField(
+        help_text="Set when the documents do not hold the answer: which check decided (`answer`: the model said "
+                  "so; `support`: nothing the draft said was supported by the passage it cited), why, and the "
+                  "closest passages.")
+    unsupported = serializers.SerializerMethodField(
+        help_text="The answer's sentences that the passage they cite does not support (flagged, not removed).")
     created_at = serializers.DateTimeField()
 
     def _trace(self, message: Message) -> Any:
@@ -61,6 +70,14 @@ class MessageOutputSerializer(serializers.Serializer):
     def get_chunks(self, message: Message) -> list[dict[str, Any]]:
         trace = self._trace(message)
         return trace.chunks if trace else []
+
+    def get_declined(self, message: Message) -> dict[str, Any] | None:
+        trace = self._trace(message)
+        return trace.trace.get("declined") if trace else None
+
+    def get_unsupported(self, message: Message) -> list[str]:
+        trace = self._trace(message)
+        return list(trace.trace.get("unsupported") or []) if trace else []
 
 
 def _conversation(request: Request, conversation_id: int) -> Conversation:
@@ -163,14 +180,22 @@ class AskApi(APIView):
         pipeline_id = serializers.IntegerField(required=False, allow_null=True, default=None)
 
     @extend_schema(operation_id="conversations_ask", request=InputSerializer,
-                   responses={200: AnswerSerializer, 400: None, 409: None})
+                   responses={200: AnswerSerializer, 400: None, 409: None, 429: None})
     def post(self, request: Request, conversation_id: int) -> Response:
         conversation = _conversation(request, conversation_id)
         data = validated(self.InputSerializer, request.data)
         _pipeline(request, data["pipeline_id"])  # a 400 before the question is recorded
         final = services.chat_ask(conversation=conversation, user=request.user, question=data["question"],
                                   pipeline_id=data["pipeline_id"], language=request.LANGUAGE_CODE)
+        if final["type"] == "run.cancelled":  # stopped from a socket of the conversation meanwhile
+            return Response({"detail": translate(STOPPED, {}, request.LANGUAGE_CODE, fallback=STOPPED),
+                             "code": "cancelled", "answer": final.get("answer", ""),
+                             "message_id": final.get("message_id")}, status=status.HTTP_409_CONFLICT)
         if final["type"] != "answer.completed":
-            return Response({"detail": final["error"], "code": "not_answered"}, status=status.HTTP_409_CONFLICT)
+            code = final.get("code")
+            if code == "too_many_runs":
+                return Response({"detail": final["error"], "code": code}, status=status.HTTP_429_TOO_MANY_REQUESTS)
+            return Response({"detail": final["error"], "code": "run_limit" if code == "run_limit" else "not_answered"},
+                            status=status.HTTP_409_CONFLICT)
         final.pop("type")
         return Response(AnswerSerializer(final).data)

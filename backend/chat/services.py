@@ -37,6 +37,7 @@ from rag.core.tree import iter_nodes
 from rag.strategies import Strategy
 from rag.strategies.traces import agentic_rounds
 
+from . import limits
 from .models import Conversation, Message, Run, RunEvent, Trace
 from .selectors import conversation_history, conversation_summary
 
@@ -52,7 +53,7 @@ stored anyway."""
 MESSAGE_OVERHEAD_TOKENS = 4
 """What a chat template adds around each message (role markers), on top of its text."""
 FINAL_EVENTS = frozenset({"answer.completed", "run.failed", "run.cancelled"})
-_FORWARDED = frozenset({"retrieval.node", "retrieval.round", "generation.delta"})
+_FORWARDED = frozenset({"retrieval.node", "retrieval.round", "generation.started", "generation.delta"})
 
 
 class ChatError(TrellisError):
@@ -200,10 +201,9 @@ def question_fit(*, pipeline: Pipeline, question: str, history: list[dict[str, s
                 "the question is too long for this pipeline's model: with its instructions it needs about "
                 "{tokens} tokens, and the model reads at most {limit}; shorten the question"),
                 code="too_long", tokens=tokens, limit=limit)
-        # The synthesizer leaves out the oldest turns when the passages would have too little
-        # room; the turn records what it keeps, so the trace can say what was left out.
-        kept = synthesizer.prepare(question, [], history).budget.get("history_turns", len(history) // 2)
-        history = history[len(history) - 2 * kept:] if kept else []
+        # The whole history goes to the strategy (a follow-up is rewritten from it); the
+        # synthesizer reads its own share of it. Turns that would not fit the model's input are
+        # left out here, so the trace can say so.
         while history and _prompt_tokens(synthesizer, question, history) > limit:
             history = history[2:]  # the oldest question and its answer
     return history
@@ -240,6 +240,7 @@ def chat_turn_start(*, conversation: Conversation, question: str, pipeline: Pipe
                 if previous.message.status == Message.Status.STREAMING:
                     raise busy
                 previous.delete()
+            limits.run_slot_check(owner_id=conversation.owner_id)
             asked = Message.objects.create(conversation=conversation, role=Message.Role.USER, text=question,
                                            pipeline=pipeline)
             answer = Message.objects.create(conversation=conversation, role=Message.Role.ASSISTANT,
@@ -258,8 +259,11 @@ def chat_turn_start(*, conversation: Conversation, question: str, pipeline: Pipe
 def _finish(turn: Turn, *, status: str, text: str, citations: list, trace: dict, chunks: list,
             error: str = "") -> Message:
     answer = turn.answer
-    if turn.history_dropped and trace:
-        trace["history"] = {"turns_sent": len(turn.history) // 2, "turns_dropped": turn.history_dropped,
+    budget = next((step.get("budget") or {} for step in (trace or {}).get("steps", []) if step.get("step") == "generate"),
+                  {})
+    left_out = max(budget.get("history_turns_asked", 0) - budget.get("history_turns", 0), 0)
+    if (turn.history_dropped or left_out) and trace:
+        trace["history"] = {"turns_sent": budget.get("history_turns", 0), "turns_dropped": turn.history_dropped + left_out,
                             "why": "the whole conversation would not fit the model's input"}
     with transaction.atomic():
         Message.objects.filter(pk=answer.pk).update(status=status, text=text, citations=citations, error=error,
@@ -291,8 +295,9 @@ def chat_turn_cancel(*, turn: Turn, text: str, state: dict[str, Any] | None = No
 def answer_payload(message: Message) -> dict[str, Any]:
     """The ``answer.completed`` payload of a finished answer (DESIGN §8)."""
     trace = getattr(message, "trace", None)
+    stored = trace.trace if trace else {}
     return {"message_id": message.pk, "answer": message.text, "citations": message.citations,
-            "trace": trace.trace if trace else {}}
+            "declined": stored.get("declined"), "unsupported": stored.get("unsupported") or [], "trace": stored}
 
 
 def _off_loop(function: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:
@@ -426,11 +431,15 @@ async def _answer(turn: Turn, log: RunLog, language: str | None) -> dict[str, An
         if not stopped:
             handle = strategy.start(turn.question.text, history=turn.history, on_event=deliver)
         deadline = None
+        overdue_at = limits.overdue_at()  # past its deadline, still in one step: the chat stops it
         while not stopped or deadline is not None:
             try:
-                timeout = None if deadline is None else max(deadline - time.monotonic(), 0)
+                waits = [at for at in (deadline, None if stopped else overdue_at) if at is not None]
+                timeout = max(min(waits) - time.monotonic(), 0) if waits else None
                 event = await asyncio.wait_for(events.get(), timeout)
             except TimeoutError:
+                if not stopped:
+                    return await _overdue(turn, handle, pieces, language)
                 break  # still busy in a step: store the trace recorded so far
             if event is _STOP:
                 stopped = True
@@ -451,6 +460,10 @@ async def _answer(turn: Turn, log: RunLog, language: str | None) -> dict[str, An
                 return {"type": "answer.completed", **await _off_loop(_turn_complete)(turn, event["state"])}
             elif kind == "run.failed":
                 await database_sync_to_async(chat_turn_fail)(turn=turn, error=event["error"], state=event["state"])
+                stop = limits.stopped_by(event["state"])
+                if stop is not None:  # a limit of the run stopped it: said in the asker's language
+                    return {"type": "run.failed", "error": limits.limit_message(stop, language), "code": stop.code,
+                            "message_id": turn.answer.pk}
                 return {"type": "run.failed", "error": event["error"], "code": _failure_code(event),
                         "message_id": turn.answer.pk}
         state = _snapshot(handle.state) if handle is not None else {}
@@ -475,6 +488,20 @@ async def _answer(turn: Turn, log: RunLog, language: str | None) -> dict[str, An
         watcher.cancel()
         if handle is not None:
             handle.cancel()
+
+
+async def _overdue(turn: Turn, handle: Any, pieces: list[str], language: str | None) -> dict[str, Any]:
+    """Stop a run still busy in one step well past its deadline, and store what it did so far
+    (its trace says the deadline stopped it)."""
+    if handle is not None:
+        handle.cancel()
+    stop = limits.overdue_stop()
+    state: dict[str, Any] = _snapshot(handle.state) if handle is not None else {}
+    state.setdefault("trace", {})["stopped_by"] = stop.to_dict()
+    state["response"] = "".join(pieces)
+    await database_sync_to_async(chat_turn_fail)(turn=turn, error=str(stop), state=state)
+    return {"type": "run.failed", "error": limits.limit_message(stop, language), "code": stop.code,
+            "message_id": turn.answer.pk}
 
 
 def _turn_complete(turn: Turn, state: dict[str, Any]) -> dict[str, Any]:

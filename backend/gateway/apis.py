@@ -36,7 +36,7 @@ NO_SUCH_MODEL = gettext_noop("you have no pipeline {model!r}; GET /v1/models lis
 NO_SUCH_PATH = gettext_noop("no such endpoint: this server offers GET /v1/models and POST /v1/chat/completions")
 NOT_JSON = gettext_noop("the body is not JSON")
 STOPPED = gettext_noop("the answer was stopped before it was finished")
-REFUSAL_STATUS = {"busy": 409, "too_long": 400}
+REFUSAL_STATUS = {"busy": 409, "too_long": 400, "too_many_runs": 429}
 REFUSAL_CODE = {"too_long": "context_length_exceeded"}
 
 
@@ -66,8 +66,16 @@ def _models(user: Any) -> list[dict[str, Any]]:
     return [_model(pipeline, slugs[pipeline.pk]) for pipeline in pipeline_list(user=user).select_related("owner")]
 
 
+def _pipeline_named(user: Any, model: str) -> Pipeline:
+    """The user's pipeline ``model`` names; ``Pipeline.DoesNotExist`` for a name no pipeline can
+    have (a number past any id, a digit of another script, a name past any slug's length)."""
+    if len(model) > completions.MODEL_MAX_LENGTH or (model.isdigit() and not (model.isascii() and len(model) < 19)):
+        raise Pipeline.DoesNotExist(model[:50])
+    return pipeline_get_by_slug(user=user, slug=model)
+
+
 def _model_named(user: Any, model: str) -> dict[str, Any]:
-    pipeline = pipeline_get_by_slug(user=user, slug=model)
+    pipeline = _pipeline_named(user, model)
     return _model(pipeline, pipeline_slugs(user=user)[pipeline.pk])
 
 
@@ -101,7 +109,7 @@ class ModelDetailApi(_TokenApi):
         try:
             return JsonResponse(await database_sync_to_async(_model_named)(self.token.owner, model))
         except Pipeline.DoesNotExist:
-            return JsonResponse(error_body(NO_SUCH_MODEL, "model_not_found", _language(request), model=model),
+            return JsonResponse(error_body(NO_SUCH_MODEL, "model_not_found", _language(request), model=model[:50]),
                                 status=404)
 
 
@@ -123,7 +131,7 @@ class ChatCompletionApi(_TokenApi):
                                 status=400)
         owner = self.token.owner
         try:
-            pipeline = await database_sync_to_async(pipeline_get_by_slug)(user=owner, slug=asked.model)
+            pipeline = await database_sync_to_async(_pipeline_named)(owner, asked.model)
         except Pipeline.DoesNotExist:
             return JsonResponse(error_body(NO_SUCH_MODEL, "model_not_found", language, param="model",
                                            model=asked.model), status=404)
@@ -179,6 +187,10 @@ async def _stream(first: dict[str, Any], events: AsyncIterator[dict[str, Any]], 
         if event["type"] == "generation.delta" and event["text"]:
             yield completions.chunk(message_id, asked.model, {"content": event["text"]})
     if event["type"] == "answer.completed":
+        if event.get("declined"):
+            # The draft streamed is not supported by the documents; a stream cannot take it back,
+            # so the reply that replaces it follows (the stored message holds the reply alone).
+            yield completions.chunk(message_id, asked.model, {"content": "\n\n" + event["answer"]})
         yield completions.chunk(message_id, asked.model, {}, "stop", trellis=completions.extension(event, trace_url))
     else:
         yield completions.sse(_failure(event, trace_url, language))

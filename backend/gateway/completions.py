@@ -10,10 +10,14 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
+
 from chat.services import QUESTION_MAX_LENGTH
 from common.i18n import translate
 from rag.core.i18n import gettext_noop
 
+MODEL_MAX_LENGTH = 200
+"""The longest ``model``: a pipeline's slug or id is far shorter."""
 ROLES_KEPT = ("user", "assistant")
 """The roles that make the history. A system prompt is the pipeline's own; tool messages
 belong to a client's own tools, which a pipeline does not call."""
@@ -62,6 +66,9 @@ def chat_request(body: Any) -> ChatRequest:
     model = body.get("model")
     if not isinstance(model, str) or not model.strip():
         raise BadRequest(gettext_noop("name a pipeline in 'model' (GET /v1/models lists yours)"), "model")
+    if len(model) > MODEL_MAX_LENGTH:
+        raise BadRequest(gettext_noop("'model' is longer than {limit} characters; GET /v1/models lists your "
+                                      "pipelines"), "model", limit=MODEL_MAX_LENGTH)
     stream = body.get("stream", False)
     if stream is not None and not isinstance(stream, bool):
         raise BadRequest(gettext_noop("'stream' must be true or false"), "stream")
@@ -81,7 +88,11 @@ def chat_request(body: Any) -> ChatRequest:
     if len(question) > QUESTION_MAX_LENGTH:
         raise BadRequest(gettext_noop("the question is longer than {limit} characters"),
                          f"messages[{len(read) - 1}].content", limit=QUESTION_MAX_LENGTH)
-    return ChatRequest(model.strip(), question, _turns(read[:-1]), bool(stream))
+    # Only the latest turns are kept: they are all a run reads, and each is stored with the
+    # conversation, so a long history must not become thousands of rows per request.
+    history = _turns(read[:-1])[-2 * settings.TRELLIS_GATEWAY_HISTORY_TURNS:] \
+        if settings.TRELLIS_GATEWAY_HISTORY_TURNS > 0 else []
+    return ChatRequest(model.strip(), question, history, bool(stream))
 
 
 def _turns(messages: list[tuple[str, str]]) -> list[dict[str, str]]:
@@ -115,7 +126,19 @@ def completion_id(message_id: int) -> str:
 
 def extension(final: dict[str, Any], trace_url: str) -> dict[str, Any]:
     """The ``trellis`` field: what standard clients ignore and Trellis-aware ones show."""
-    return {"citations": final.get("citations", []), "trace_url": trace_url, "message_id": final.get("message_id")}
+    return {"citations": final.get("citations", []), "trace_url": trace_url, "message_id": final.get("message_id"),
+            "declined": final.get("declined"), "unsupported": final.get("unsupported", []),
+            "search_question": search_question(final.get("trace") or {})}
+
+
+def search_question(trace: dict[str, Any]) -> str | None:
+    """The question the turn searched (a follow-up rewritten to stand alone), from its trace."""
+    for step in trace.get("steps") or []:
+        if step.get("step") == "search_question":
+            return step.get("search_question")
+        if step.get("step") == "retrieve":
+            return step.get("query")
+    return None
 
 
 def completion(final: dict[str, Any], model: str, trace_url: str) -> dict[str, Any]:

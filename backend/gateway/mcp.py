@@ -118,7 +118,12 @@ async def _ask(user: AbstractBaseUser, target: Target, arguments: dict[str, Any]
     sources = "\n".join(f"[{citation['n']}] {citation.get('document_name') or ''}: {citation.get('preview') or ''}"
                         for citation in citations)
     text = final["answer"] + (f"\n\nSources:\n{sources}" if sources else "")
-    return _result(text, {"answer": final["answer"], "citations": citations, "conversation_id": conversation.pk,
+    if final.get("declined"):
+        closest = "\n".join(f"- {passage.get('document_name') or ''}: {passage.get('preview') or ''}"
+                            for passage in final["declined"].get("closest") or [])
+        text = final["answer"] + (f"\n\nClosest passages:\n{closest}" if closest else "")
+    return _result(text, {"answer": final["answer"], "citations": citations, "declined": final.get("declined"),
+                          "conversation_id": conversation.pk,
                           "message_id": final["message_id"], "trace_url": trace_url(conversation.pk)})
 
 

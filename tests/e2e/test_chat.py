@@ -151,6 +151,18 @@ def test_answers_stream_stop_and_show_their_rounds_and_sources(
     expect(last_answer(page)).to_contain_text("Stopped before the end.")
     assert "word399" not in last_answer(page).inner_text()
 
+    # A question the guide cannot answer: the invented draft is declined, with no citation, and
+    # the closest passages are listed instead.
+    scripted_openai.enqueue(CHAT, chat_stream(["The Orrin Lighthouse was first lit ", "in 1890 [1]."]))
+    ask(page, "When was the Orrin Lighthouse first lit?")
+    expect(last_answer(page)).to_have_attribute("data-status", "done", timeout=ANSWER_TIMEOUT_MS)
+    declined = last_answer(page).get_by_test_id("declined")
+    expect(declined).to_contain_text("Not found in your documents")
+    expect(declined).not_to_contain_text("1890")
+    expect(last_answer(page).locator("button.citation")).to_have_count(0)
+    expect(declined.locator(".declined__passages li").first).to_be_visible()
+    screenshot("chat-not-found", docs=True)
+
     # The agentic pipeline: two rounds, planned and judged by the scripted model.
     choose_pipeline(page, "Agentic")
     scripted_openai.enqueue(CHAT, tool_call_response("retrieval_verdict", {
@@ -173,7 +185,7 @@ def test_answers_stream_stop_and_show_their_rounds_and_sources(
     screenshot("chat-trace", docs=True)
 
     # The citation opens its chunk, and from there the chunk browser at that chunk.
-    last_answer(page).get_by_role("button", name=re.compile(r"^Open source 1 ")).click()
+    last_answer(page).get_by_role("button", name=re.compile(r"^Open source 1\b")).click()
     source = page.get_by_role("dialog", name="Source [1]")
     expect(source).to_contain_text(re.compile(r"(agentic-retrieval|getting-started)\.md"))
     document = re.search(r"[\w-]+\.md", source.inner_text()).group(0)

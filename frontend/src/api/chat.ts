@@ -19,6 +19,16 @@ export interface Citation {
   page: number | null;
   url: string | null;
   preview: string;
+  /** False when the passage does not hold the sentence that cites it (the answer check). */
+  supported?: boolean;
+}
+
+/** Why an answer says the documents do not hold it, and the passages that came closest. */
+export interface Declined {
+  /** `answer`: the model said the passages do not say; `support`: nothing its draft said was supported. */
+  by: "answer" | "support" | string;
+  why: string;
+  closest: Citation[];
 }
 
 /** A chunk given to the model, numbered as the answer cites it. */
@@ -132,6 +142,10 @@ export interface ChatMessage {
   trace: StrategyTrace | Record<string, never> | null;
   rounds: (RoundSummary & { node_id: string })[];
   chunks: SentChunk[];
+  /** Set when the documents do not hold the answer. */
+  declined?: Declined | null;
+  /** Sentences the passage they cite does not support. */
+  unsupported?: string[];
   created_at: string;
 }
 
@@ -139,6 +153,8 @@ export interface AnswerCompleted {
   message_id: number;
   answer: string;
   citations: Citation[];
+  declined?: Declined | null;
+  unsupported?: string[];
   trace: StrategyTrace;
 }
 
@@ -151,6 +167,7 @@ export type RunEvent =
   | { type: "run.started"; message_id: number; question_message_id: number; pipeline_id: number; question?: string }
   | { type: "retrieval.node"; node: TraceNode }
   | { type: "retrieval.round"; node_id: string; round: RoundSummary }
+  | { type: "generation.started"; passages: number; tokens?: number | null }
   | { type: "generation.delta"; text: string }
   | ({ type: "answer.completed" } & AnswerCompleted)
   | { type: "run.failed"; error: string; code?: string; message_id?: number | null }

@@ -52,6 +52,7 @@ def naive_pipeline(owner, knowledge_base, server, name="Keyword", **synthesizer)
     return pipeline_create(owner=owner, name=name, knowledge_base=knowledge_base, strategy={
         "component": "NaiveRAG", "params": {
             "retriever": {"component": "BM25Retriever", "params": {"top_k": 2}},
+            "followup_llm": llm(server),
             "response_synthesizer": {"component": "ResponseSynthesizer", "params": {"llm": llm(server), **synthesizer}}}})
 
 
@@ -62,6 +63,7 @@ def agentic_pipeline(owner, knowledge_base, server):
                 "max_iters": 2, "llm_model": llm(server),
                 "children": [{"component": "BM25Retriever", "params": {"top_k": 1}},
                              {"component": "BM25Retriever", "params": {"top_k": 3, "k1": 1.2}}]}},
+            "followup_llm": llm(server),
             "response_synthesizer": {"component": "ResponseSynthesizer", "params": {"llm": llm(server)}}}})
 
 

@@ -10,7 +10,7 @@ from asgiref.sync import sync_to_async
 from django.urls import reverse
 
 from chat.models import Message
-from tests.support.scripted_openai import chat_stream, tool_call_response
+from tests.support.scripted_openai import chat_response, chat_stream, tool_call_response
 
 from .conftest import agentic_pipeline, list_socket, naive_pipeline, receive_until_final, socket
 
@@ -33,8 +33,8 @@ async def test_a_naive_answer_streams_in_order_and_reloads_with_the_identical_tr
     await communicator.send_json_to({"type": "ask", "question": "What is a hybrid retriever?",
                                      "pipeline_id": pipeline.pk})
     events = await receive_until_final(communicator)
-    assert kinds(events) == ["run.started", "retrieval.node", "generation.delta", "generation.delta",
-                             "answer.completed"]
+    assert kinds(events) == ["run.started", "retrieval.node", "generation.started", "generation.delta",
+                             "generation.delta", "answer.completed"]
     completed = events[-1]
     assert completed["answer"] == "A hybrid retriever fuses BM25 and dense [1]."
     assert completed["citations"][0]["n"] == 1 and completed["message_id"] == events[0]["message_id"]
@@ -117,7 +117,8 @@ async def test_a_client_that_leaves_stops_nothing_and_on_reconnecting_gets_the_e
     owner, browser, knowledge_base, conversation, scripted_openai
 ):
     pipeline = await sync_to_async(naive_pipeline)(owner, knowledge_base, scripted_openai)
-    words = [f"w{i} " for i in range(60)]
+    words = [f"{word} " for word in ("A hybrid retriever fuses BM25 keyword search and dense semantic search "
+                                      "with reciprocal rank fusion. " * 4).split()] + ["[1]"]
     scripted_openai.enqueue(CHAT, chat_stream(words, interval=0.03))
     first = socket(browser, conversation.pk)
     await first.connect()
@@ -223,13 +224,13 @@ async def test_the_local_models_context_window_bounds_the_question_before_it_is_
 async def test_a_history_too_long_to_send_whole_is_trimmed_and_the_trace_says_so(
     owner, browser, knowledge_base, conversation, scripted_openai
 ):
-    pipeline = await sync_to_async(naive_pipeline)(owner, knowledge_base, scripted_openai)
+    pipeline = await sync_to_async(naive_pipeline)(owner, knowledge_base, scripted_openai, history_turns=3)
     long_answer = "fusion " * 2000
     scripted_openai.enqueue(CHAT, chat_stream([long_answer]))
     scripted_openai.enqueue(CHAT, chat_stream(["k = 60 [1]."]))
     communicator = socket(browser, conversation.pk)
     await communicator.connect()
-    for question in ("What is a hybrid retriever?", "And which fusion does it use?"):
+    for question in ("What is a hybrid retriever?", "Which fusion does the hybrid retriever use?"):
         await communicator.send_json_to({"type": "ask", "question": question, "pipeline_id": pipeline.pk})
         final = (await receive_until_final(communicator))[-1]
     assert final["type"] == "answer.completed"
@@ -301,23 +302,48 @@ async def test_a_pipeline_that_cannot_answer_yet_is_refused_with_the_reason(
     await communicator.disconnect()
 
 
-async def test_follow_up_questions_carry_the_previous_turn(owner, browser, knowledge_base, conversation,
-                                                           scripted_openai):
+async def test_a_follow_up_is_searched_as_a_question_that_stands_alone_and_the_trace_shows_it(
+    owner, browser, knowledge_base, conversation, scripted_openai
+):
     pipeline = await sync_to_async(naive_pipeline)(owner, knowledge_base, scripted_openai)
-    scripted_openai.enqueue(CHAT, chat_stream(["It fuses two searches [1]."]))
-    scripted_openai.enqueue(CHAT, chat_stream(["k = 60 [1]."]))
+    scripted_openai.enqueue(CHAT, chat_stream(["The agentic ensemble lets an LLM choose retrievers [1]."]))
+    scripted_openai.enqueue(CHAT, chat_response("The agentic ensemble"))  # what "it" stands for
+    scripted_openai.enqueue(CHAT, chat_stream(["It chooses them round by round [1]."]))
     communicator = socket(browser, conversation.pk)
     await communicator.connect()
-    for question in ("What is a hybrid retriever?", "And which fusion does it use?"):
+    for question in ("What does the agentic ensemble do?", "How often does it choose?"):
         await communicator.send_json_to({"type": "ask", "question": question, "pipeline_id": pipeline.pk})
-        await receive_until_final(communicator)
-    second = scripted_openai.requests_to(CHAT)[1].body["messages"]
-    # After the instructions and their worked examples: the previous turn, then the question.
-    assert second[0]["role"] == "system"
-    assert [message["role"] for message in second[-3:]] == ["user", "assistant", "user"]
-    assert second[-3]["content"] == "What is a hybrid retriever?"
-    assert second[-2]["content"] == "It fuses two searches [1]."
+        events = await receive_until_final(communicator)
+    completed = events[-1]
+    assert completed["type"] == "answer.completed"
+    searched = next(step for step in completed["trace"]["steps"] if step["step"] == "search_question")
+    assert (searched["question"], searched["search_question"]) == (
+        "How often does it choose?", "How often does The agentic ensemble choose?")
+    node = next(event["node"] for event in events if event["type"] == "retrieval.node")
+    assert node["query"] == "How often does The agentic ensemble choose?"
+    # The model reads the question that stands alone: no earlier turn is needed to answer it.
+    answering = scripted_openai.requests_to(CHAT)[2].body["messages"]
+    assert answering[-1]["content"].endswith("How often does The agentic ensemble choose?")
+    assert "What does the agentic ensemble do?" not in [message["content"] for message in answering]
+    assert any(event["type"] == "generation.started" and event["passages"] >= 1 for event in events)
     await communicator.disconnect()
+
+
+async def test_an_answer_the_documents_do_not_hold_is_declined_and_stored_so(
+    owner, browser, knowledge_base, conversation, scripted_openai
+):
+    pipeline = await sync_to_async(naive_pipeline)(owner, knowledge_base, scripted_openai)
+    scripted_openai.enqueue(CHAT, chat_stream(["The Orrin Lighthouse was first lit in 1890 [1]."]))
+    communicator = socket(browser, conversation.pk)
+    await communicator.connect()
+    await communicator.send_json_to({"type": "ask", "question": "When was the Orrin Lighthouse first lit in retrieval?",
+                                     "pipeline_id": pipeline.pk})
+    completed = (await receive_until_final(communicator))[-1]
+    assert completed["answer"].startswith("Not found in your documents") and completed["citations"] == []
+    assert completed["declined"]["by"] == "support" and completed["declined"]["closest"]
+    await communicator.disconnect()
+    messages = (await sync_to_async(browser.get)(reverse("conversation-messages", args=[conversation.pk]))).json()
+    assert messages[1]["text"] == completed["answer"] and messages[1]["declined"] == completed["declined"]
 
 
 async def test_a_socket_follows_a_run_another_process_answers_and_fills_a_batch_the_layer_dropped_from_the_store(

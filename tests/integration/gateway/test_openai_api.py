@@ -12,7 +12,7 @@ from django.urls import reverse
 from accounts.models import ApiToken
 from accounts.services import api_token_create, api_token_revoke
 from chat.models import Conversation, Message
-from tests.support.scripted_openai import chat_stream
+from tests.support.scripted_openai import chat_response, chat_stream
 
 from .conftest import naive_pipeline
 
@@ -50,29 +50,50 @@ def test_the_openai_client_lists_pipelines_as_models_and_gets_an_answer_with_cit
     assert conversation.title == "What is a hybrid retriever?" and conversation.pipeline_id == pipeline.pk
 
 
-def test_a_streamed_answer_arrives_as_chunks_and_the_earlier_turns_are_its_history(
+def test_a_streamed_follow_up_is_searched_on_its_own_and_the_earlier_turns_are_its_history(
     owner, knowledge_base, scripted_openai, server_url, token
 ):
     naive_pipeline(owner, knowledge_base, scripted_openai)
     api = client(server_url, token)
-    scripted_openai.enqueue(CHAT, chat_stream(["It fuses ", "two rankings [1]."]))
-    first = api.chat.completions.create(model="keyword", messages=[{"role": "user", "content": "What is fusion?"}])
+    scripted_openai.enqueue(CHAT, chat_stream(["A hybrid retriever fuses ", "two rankings [1]."]))
+    first = api.chat.completions.create(model="keyword", messages=[
+        {"role": "user", "content": "What does a hybrid retriever fuse?"}])
     answer = first.choices[0].message.content
 
-    scripted_openai.enqueue(CHAT, chat_stream(["Neighbours ", "of each ", "chunk [2]."]))
+    scripted_openai.enqueue(CHAT, chat_response("A hybrid retriever"))  # what "it" stands for
+    scripted_openai.enqueue(CHAT, chat_stream(["It fuses them with ", "reciprocal rank fusion [1]."]))
     stream = api.chat.completions.create(model="keyword", stream=True, messages=[
-        {"role": "user", "content": "What is fusion?"}, {"role": "assistant", "content": answer},
-        {"role": "user", "content": "And retrieve-then-expand?"}])
+        {"role": "user", "content": "What does a hybrid retriever fuse?"}, {"role": "assistant", "content": answer},
+        {"role": "user", "content": "Which fusion does it use?"}])
     chunks = list(stream)
 
     text = "".join(chunk.choices[0].delta.content or "" for chunk in chunks)
-    assert text == "Neighbours of each chunk [2]."
+    assert text == "It fuses them with reciprocal rank fusion [1]."
     assert chunks[0].choices[0].delta.role == "assistant"
-    assert chunks[-1].choices[0].finish_reason == "stop" and chunks[-1].model_extra["trellis"]["citations"]
-    sent = scripted_openai.requests_to(CHAT)[-1].body["messages"]
-    assert {"role": "assistant", "content": answer} in sent, "the earlier turn goes to the model as history"
+    trellis = chunks[-1].model_extra["trellis"]
+    assert chunks[-1].choices[0].finish_reason == "stop" and trellis["citations"]
+    assert trellis["search_question"] == "Which fusion does A hybrid retriever use?"
+    rewrite, answering = scripted_openai.requests_to(CHAT)[-2:]
+    assert "Q: What does a hybrid retriever fuse?" in rewrite.body["messages"][-1]["content"]
+    assert answering.body["messages"][-1]["content"].endswith("Question: Which fusion does A hybrid retriever use?")
     conversation = Conversation.objects.get(owner=owner)  # the follow-up went on in the same conversation
     assert list(conversation.messages.values_list("role", "status")) == [("user", "done"), ("assistant", "done")] * 2
+    stored = conversation.messages.last().trace.trace
+    searched = next(step for step in stored["steps"] if step["step"] == "search_question")
+    assert searched["search_question"] == "Which fusion does A hybrid retriever use?"
+
+
+def test_an_answer_the_documents_do_not_hold_says_so_after_the_streamed_draft(
+    owner, knowledge_base, scripted_openai, server_url, token
+):
+    naive_pipeline(owner, knowledge_base, scripted_openai)
+    scripted_openai.enqueue(CHAT, chat_stream(["The Orrin Lighthouse was first lit in 1890 [1]."]))
+    chunks = list(client(server_url, token).chat.completions.create(model="keyword", stream=True, messages=[
+        {"role": "user", "content": "When was the Orrin Lighthouse first lit by the retriever?"}]))
+    text = "".join(chunk.choices[0].delta.content or "" for chunk in chunks)
+    stored = Message.objects.get(role="assistant").text
+    assert stored.startswith("Not found in your documents") and text.endswith("\n\n" + stored)
+    assert chunks[-1].model_extra["trellis"]["declined"]["by"] == "support"
 
 
 def test_history_the_client_brings_starts_a_conversation_that_holds_it(owner, knowledge_base, scripted_openai,
@@ -112,8 +133,8 @@ def test_a_token_reaches_its_owners_pipelines_only_and_a_revoked_or_missing_one_
     assert not Message.objects.exists() and not scripted_openai.requests_to(CHAT)
 
 
-def test_refusals_are_in_openais_error_shape_with_their_status(owner, knowledge_base, scripted_openai, server_url,
-                                                               token, settings):
+def test_refusals_are_in_openais_error_shape_with_their_status(owner, stranger, knowledge_base, scripted_openai,
+                                                               server_url, token, settings):
     naive_pipeline(owner, knowledge_base, scripted_openai)
     headers = {"Authorization": f"Bearer {token}"}
     with httpx.Client(base_url=server_url, headers=headers, timeout=30) as http:
@@ -138,8 +159,8 @@ def test_refusals_are_in_openais_error_shape_with_their_status(owner, knowledge_
                             headers={"Accept-Language": "es"}).json()["error"]["message"]
         assert "no tienes ningún pipeline" in spanish
 
-        settings.TRELLIS_API_RATE_LIMIT = 2
-        other = api_token_create(owner=owner, name="other").secret
+        settings.TRELLIS_API_RATE_LIMIT = 2  # per user: the owner spent theirs above, another user starts afresh
+        other = api_token_create(owner=stranger, name="other").secret
         statuses = [http.get("/v1/models", headers={"Authorization": f"Bearer {other}"}) for _ in range(3)]
         assert [response.status_code for response in statuses] == [200, 200, 429]
         assert statuses[2].json()["error"]["code"] == "rate_limit_exceeded"
@@ -176,4 +197,6 @@ def test_the_packaged_local_model_answers_through_the_api(owner, knowledge_base,
     chunks = list(stream)
     text = "".join(chunk.choices[0].delta.content or "" for chunk in chunks)
     assert text.strip() and chunks[-1].choices[0].finish_reason == "stop"
-    assert Message.objects.get(role="assistant").text == text
+    # The stored message is the answer, or, when the documents do not hold it, the reply that
+    # followed the streamed draft.
+    assert text.endswith(Message.objects.get(role="assistant").text)

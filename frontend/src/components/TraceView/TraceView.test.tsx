@@ -122,21 +122,39 @@ describe("TraceView, from stored traces", () => {
     expect(within(answer).getByText("4 chunks dropped by the token budget")).toBeInTheDocument();
   });
 
-  it("says when the passages were cut to what the local model reads before the first word", () => {
+  it("says when the passages were cut to the local model's fixed reading budget", () => {
     const fixture = structuredClone(budget) as unknown as { message: ChatMessage };
     const generate = (fixture.message.trace as { steps: Record<string, unknown>[] }).steps.find((step) => step.step === "generate")!;
     Object.assign(generate.budget as object, {
-      limited_by: "reading_tokens", new_tokens: 158,
-      model_limits: { context_tokens: 4096, answer_tokens: 384, reading_tokens: 161, reading_tokens_per_s: 46 },
+      limited_by: "reading_tokens", new_tokens: 158, reading_tokens_set_by: "model default",
+      model_limits: { context_tokens: 4096, answer_tokens: 384, reading_tokens: 240 },
     });
     stored(fixture);
     const answer = screen.getByRole("region", { name: "Answer" });
-    expect(answer).toHaveTextContent("Reading budget 158 new tokens: what the model reads before the first word at 46 tokens a second on this machine");
+    expect(answer).toHaveTextContent("Reading budget 240 new tokens: the model's fixed default, so its answer starts within seconds");
 
     cleanup();
     Object.assign(generate.budget as object, { limited_by: "max_input_tokens" });
     stored(fixture);
     expect(screen.getByRole("region", { name: "Answer" })).not.toHaveTextContent("Reading budget");
+  });
+
+  it("shows the question a follow-up searched, and how the answer check decided", () => {
+    const fixture = structuredClone(budget) as unknown as { message: ChatMessage };
+    const steps = (fixture.message.trace as { steps: Record<string, unknown>[] }).steps;
+    steps.unshift({ step: "search_question", elapsed_ms: 850, question: "When did it open?",
+      search_question: "When did the Kestrel Bridge open?", rewritten: true, refers_to: "the Kestrel Bridge", reason: "refers to earlier turns" });
+    const generate = steps.find((step) => step.step === "generate")!;
+    Object.assign(generate, { draft: "It opened in 1890 [1].",
+      grounding: { declined_by: "support", sentences: [], supported_citations: 0, citations_checked: 1 } });
+    stored(fixture);
+    const search = screen.getByRole("region", { name: "Search question" });
+    expect(search).toHaveTextContent("Asked: When did it open?");
+    expect(search).toHaveTextContent("Searched: When did the Kestrel Bridge open?");
+    expect(search).toHaveTextContent("“the Kestrel Bridge” named in its place");
+    const answer = screen.getByRole("region", { name: "Answer" });
+    expect(answer).toHaveTextContent("declined: nothing the draft said is supported by the passage it cites");
+    expect(answer).toHaveTextContent("Draft (not shown): It opened in 1890 [1].");
   });
 
   it("says which passages were left out as repeats, shortened, given with history, or cited for the model", () => {

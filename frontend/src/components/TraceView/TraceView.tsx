@@ -10,7 +10,7 @@ import { formatDuration } from "./format";
 import { isBudget, liveRoots, type ChunkFacts, type LiveRetrieval } from "./model";
 import { NodeView, Results, RunningAgenticView } from "./NodeView";
 
-const KNOWN_STEPS = new Set(["retrieve", "transform_query", "fuse", "filter", "rerank", "decide", "web_search", "route", "branch", "generate"]);
+const KNOWN_STEPS = new Set(["retrieve", "transform_query", "fuse", "filter", "rerank", "decide", "web_search", "route", "branch", "generate", "search_question"]);
 
 function isNode(value: unknown): value is TraceNode {
   return typeof value === "object" && value !== null && "id" in value && Array.isArray((value as TraceNode).results);
@@ -187,6 +187,16 @@ function StepBody({ kind, step, facts }: { kind: string; step: TraceStep; facts:
     }
     case "generate":
       return <Generation step={step} facts={facts} />;
+    case "search_question":
+      return (
+        <>
+          <Line label={t("trace.asked")}>{String(step.question ?? "")}</Line>
+          <Line label={t("trace.searched")}>{String(step.search_question ?? "")}</Line>
+          <Line label={t("trace.why")}>
+            {step.rewritten ? t("trace.searchRewritten", { referent: String(step.refers_to ?? "") }) : t("trace.searchAsAsked")}
+          </Line>
+        </>
+      );
     default:
       return (
         <details className="trace-raw">
@@ -195,6 +205,16 @@ function StepBody({ kind, step, facts }: { kind: string; step: TraceStep; facts:
         </details>
       );
   }
+}
+
+interface Grounding {
+  declined_by: string | null;
+  supported_citations: number;
+  citations_checked: number;
+}
+
+function isGrounding(value: unknown): value is Grounding {
+  return typeof value === "object" && value !== null && "citations_checked" in value;
 }
 
 function ChunkList({ label, ids: chunkIds, facts, ordered }: { label: string; ids: number[]; facts: ChunkFacts; ordered?: boolean }) {
@@ -259,6 +279,7 @@ function Generation({ step, facts }: { step: TraceStep; facts: ChunkFacts }) {
   const overlaps = budget?.trimmed?.filter((entry) => entry.reason === "overlap").length ?? 0;
   const citation = step.citation_added as { n?: unknown } | undefined;
   const added = typeof citation?.n === "number" ? citation.n : null;
+  const check = isGrounding(step.grounding) ? step.grounding : null;
   return (
     <div className="generation">
       {budget && (
@@ -267,10 +288,10 @@ function Generation({ step, facts }: { step: TraceStep; facts: ChunkFacts }) {
             {t("trace.budgetUse", { used: budget.used_tokens, max: budget.max_input_tokens })}
           </Line>
           <Line label={t("trace.sentToModel")}>{t("trace.chunkCount", { count: budget.sent.length })}</Line>
-          {budget.limited_by === "reading_tokens" && typeof budget.model_limits?.reading_tokens_per_s === "number" && (
+          {budget.limited_by === "reading_tokens" && typeof budget.model_limits?.reading_tokens === "number" && (
             <Line label={t("trace.readingBudget")}>
-              {t("trace.readingBudgetWhy", { tokens: budget.new_tokens ?? budget.model_limits.reading_tokens,
-                speed: budget.model_limits.reading_tokens_per_s })}
+              {t(budget.reading_tokens_set_by === "model default" ? "trace.readingBudgetDefault" : "trace.readingBudgetSet",
+                { tokens: budget.model_limits.reading_tokens })}
             </Line>
           )}
           {budget.dropped.length > 0 && (
@@ -289,6 +310,14 @@ function Generation({ step, facts }: { step: TraceStep; facts: ChunkFacts }) {
       )}
       {text(step.language) && <Line label={t("trace.answerLanguage")}>{String(step.language)}</Line>}
       {added !== null && <Line label={t("trace.citationAdded")}>{t("trace.citationAddedWhy", { n: added })}</Line>}
+      {check && (
+        <Line label={t("trace.answerCheck")}>
+          {check.declined_by === "answer" || check.declined_by === "support"
+            ? t(`trace.declinedBy.${check.declined_by}`)
+            : t("trace.supportedCitations", { supported: check.supported_citations, checked: check.citations_checked })}
+        </Line>
+      )}
+      {text(step.draft) && <Line label={t("trace.draft")}>{String(step.draft)}</Line>}
     </div>
   );
 }

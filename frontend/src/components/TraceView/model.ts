@@ -38,8 +38,10 @@ interface Budget {
   limited_by?: string;
   /** New prompt tokens sent (passages, question, conversation). */
   new_tokens?: number;
-  /** What the model bounds: its reading budget, and the speed it was measured reading at. */
-  model_limits?: { reading_tokens?: number; reading_tokens_per_s?: number };
+  /** What the model bounds: its reading budget (new prompt tokens). */
+  model_limits?: { reading_tokens?: number };
+  /** Whether the reading budget is the model's fixed default or its own setting. */
+  reading_tokens_set_by?: "model default" | "model" | null;
 }
 
 export function isBudget(value: unknown): value is Budget {

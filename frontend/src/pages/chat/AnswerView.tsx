@@ -1,4 +1,4 @@
-import { CircleAlert, Copy, ListTree, RotateCw } from "lucide-react";
+import { CircleAlert, Copy, FileSearch, ListTree, RotateCw, TriangleAlert } from "lucide-react";
 import { useTranslation } from "react-i18next";
 
 import type { ChatMessage, Citation } from "../../api/chat";
@@ -21,13 +21,22 @@ interface AnswerProps {
   /** The answer is being written now. */
   streaming?: boolean;
   phase?: string;
+  /** How many passages the model is reading (the run's `generation.started`). */
+  passages?: number;
   onShowTrace: () => void;
   onRetry?: () => void;
   onCopy?: () => void;
   onCitation: (citation: Citation) => void;
 }
 
-export function AnswerView({ message, selected, disabled, streaming, phase, onShowTrace, onRetry, onCopy, onCitation }: AnswerProps) {
+function waitingStatus(t: ReturnType<typeof useTranslation>["t"], phase: string | undefined, passages: number | undefined) {
+  if (phase === "lost") return t("chat.connectionLost");
+  if (phase === "starting") return t("chat.starting");
+  if (phase === "reading" && passages !== undefined) return t("chat.reading", { count: passages });
+  return t("chat.searching");
+}
+
+export function AnswerView({ message, selected, disabled, streaming, phase, passages, onShowTrace, onRetry, onCopy, onCitation }: AnswerProps) {
   const { t, i18n } = useTranslation();
   const language = i18n.resolvedLanguage ?? "en";
   const byNumber = new Map(message.citations.map((citation) => [citation.n, citation]));
@@ -42,10 +51,32 @@ export function AnswerView({ message, selected, disabled, streaming, phase, onSh
       data-status={streaming ? "streaming" : message.status}
     >
       {waiting ? (
-        <p className="bubble__status">
-          {phase === "lost" ? t("chat.connectionLost") : phase === "starting" ? t("chat.starting") : t("chat.searching")}
+        <p className="bubble__status" role="status">
+          {waitingStatus(t, phase, passages)}
           <span className="typing-cursor" aria-hidden="true" />
         </p>
+      ) : message.declined ? (
+        <section className="declined" aria-label={t("chat.notFoundTitle")} data-testid="declined">
+          <p className="declined__title">
+            <FileSearch aria-hidden="true" size={16} />
+            {message.text}
+          </p>
+          {message.declined.closest.length > 0 && (
+            <>
+              <p className="declined__lead">{t("chat.closestPassages")}</p>
+              <ul className="declined__passages">
+                {message.declined.closest.map((passage) => (
+                  <li key={passage.chunk_id}>
+                    <button type="button" className="declined__source" onClick={() => onCitation(passage)}>
+                      {passage.document_name ?? passage.document_id}
+                    </button>
+                    <span className="declined__preview">{passage.preview}</span>
+                  </li>
+                ))}
+              </ul>
+            </>
+          )}
+        </section>
       ) : (
         <Markdown
           text={message.text}
@@ -57,16 +88,28 @@ export function AnswerView({ message, selected, disabled, streaming, phase, onSh
               <button
                 key={key}
                 type="button"
-                className="citation"
+                className={`citation${citation.supported === false ? " citation--unsupported" : ""}`}
                 onClick={() => onCitation(citation)}
-                aria-label={t("chat.openCitation", { n, document: citation.document_name ?? citation.document_id })}
-                title={citation.preview}
+                aria-label={t(citation.supported === false ? "chat.openUnsupportedCitation" : "chat.openCitation",
+                  { n, document: citation.document_name ?? citation.document_id })}
+                title={citation.supported === false ? t("chat.unsupportedCitation") : citation.preview}
               >
                 {n}
               </button>
             );
           }}
         />
+      )}
+      {!message.declined && (message.unsupported?.length ?? 0) > 0 && (
+        <div className="bubble__warning" role="note" data-testid="unsupported">
+          <TriangleAlert aria-hidden="true" size={15} />
+          <span>
+            {t("chat.unsupported", { count: message.unsupported!.length })}
+            <ul>
+              {message.unsupported!.map((sentence) => <li key={sentence}>{sentence}</li>)}
+            </ul>
+          </span>
+        </div>
       )}
       {phase === "lost" && message.text && <p className="bubble__status">{t("chat.connectionLost")}</p>}
       {message.status === "failed" && (

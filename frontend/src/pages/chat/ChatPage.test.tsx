@@ -180,6 +180,50 @@ describe("ChatPage", () => {
     expect(within(dialog).getByRole("link", { name: "Show in the chunk browser" })).toHaveAttribute("href", "/knowledge-bases/5?document=2&position=0");
   });
 
+  it("says what it reads, then shows an answer the documents do not hold as not found, with the closest passages", async () => {
+    const closest = { n: 1, chunk_id: 31, document_id: 4, document_name: "bridge.md", position: 0, page: null, url: null,
+      preview: "The Kestrel Bridge was designed by Ada Brandt." };
+    const declined = { by: "support", why: "no sentence of the draft answer is supported by the passage it cites", closest: [closest] };
+    let done = false;
+    const answer: ChatMessage = { ...fixture.message, id: 2, text: "Not found in your documents: the passages retrieved do not answer this question.",
+      citations: [], declined, unsupported: [], chunks: [] };
+    setup({ stored: () => (done ? [QUESTION, answer] : []) });
+    const socket = await openConversation();
+    socket.open();
+    ask("When was the lighthouse first lit?");
+    socket.receive({ type: "run.started", message_id: 2, question_message_id: 1, pipeline_id: 1 });
+    socket.receive({ type: "generation.started", passages: 3, tokens: 180 });
+    expect(await screen.findByText("Reading 3 passages…")).toBeInTheDocument();
+    socket.receive({ type: "generation.delta", text: "It was first lit in 1890 [1]." });
+    done = true;
+    socket.receive({ type: "answer.completed", message_id: 2, answer: answer.text, citations: [], declined, unsupported: [],
+      trace: fixture.message.trace });
+    const notFound = await screen.findByTestId("declined");
+    expect(notFound).toHaveAccessibleName("Not found in your documents");
+    expect(notFound).toHaveTextContent(answer.text);
+    expect(within(notFound).queryByText("1890", { exact: false })).toBeNull();
+    expect(within(notFound).queryByRole("button", { name: /Open source/ })).toBeNull();
+    // The stored answer replaces the live one when it is read back; click whichever is shown.
+    await waitFor(() => {
+      fireEvent.click(within(screen.getByTestId("declined")).getByRole("button", { name: "bridge.md" }));
+      expect(screen.getByRole("dialog")).toHaveTextContent("Ada Brandt");
+    }, { timeout: 3000 });
+  });
+
+  it("flags a sentence its passage does not support, and its citation", async () => {
+    const citation = { n: 1, chunk_id: 31, document_id: 4, document_name: "bridge.md", position: 0, page: null, url: null,
+      preview: "The Kestrel Bridge was designed by Ada Brandt.", supported: false };
+    const answer: ChatMessage = { ...fixture.message, id: 2, text: "The bridge is painted red [1].", citations: [citation],
+      declined: null, unsupported: ["The bridge is painted red [1]."], chunks: [] };
+    setup({ stored: () => [QUESTION, answer] });
+    renderWithProviders(<ChatPage id={7} />);
+    const warning = await screen.findByTestId("unsupported");
+    expect(warning).toHaveTextContent("This sentence is not supported by the passage it cites:");
+    expect(warning).toHaveTextContent("The bridge is painted red [1].");
+    expect(screen.getByRole("button", { name: "Open source 1: bridge.md (does not support the sentence)" }))
+      .toHaveClass("citation--unsupported");
+  });
+
   it("stops a long answer and shows what was kept", async () => {
     let stopped = false;
     const cancelled: ChatMessage = { ...fixture.message, text: "The LLM plans", status: "cancelled", citations: [], trace: {}, chunks: [] };

@@ -9,6 +9,7 @@ import {
   type ChatMessage,
   type Citation,
   type Conversation,
+  type Declined,
   type RunEvent,
   type ServerEvent,
   type StrategyTrace,
@@ -32,9 +33,13 @@ export interface Run {
   questionId: number | null;
   text: string;
   live: LiveRetrieval;
-  phase: "starting" | "retrieving" | "writing" | "finishing" | "lost";
+  phase: "starting" | "retrieving" | "reading" | "writing" | "finishing" | "lost";
+  /** How many passages the model reads, once it starts reading them. */
+  passages?: number;
   trace: StrategyTrace | null;
   citations: Citation[];
+  declined?: Declined | null;
+  unsupported?: string[];
   via: "socket" | "rest";
   /** The last event applied (`seq`): a socket that reopens gets the run's events again from the start. */
   seq: number;
@@ -64,10 +69,15 @@ export function advanceRun(run: Run | null, event: RunEvent & { seq?: number }):
       return { ...run, seq, live: addLiveNode(run.live, event.node) };
     case "retrieval.round":
       return { ...run, seq, live: addLiveRound(run.live, event.node_id, event.round) };
+    case "generation.started":
+      return { ...run, seq, passages: event.passages, phase: "reading" };
     case "generation.delta":
       return { ...run, seq, text: run.text + event.text, phase: "writing" };
     case "answer.completed":
-      return { ...run, seq, text: event.answer, trace: event.trace, citations: event.citations, phase: "finishing" };
+      return {
+        ...run, seq, text: event.answer, trace: event.trace, citations: event.citations, declined: event.declined ?? null,
+        unsupported: event.unsupported ?? [], phase: "finishing",
+      };
     case "run.cancelled":
       return { ...run, seq, text: event.answer, trace: hasTrace(event.trace ?? null) ? (event.trace as StrategyTrace) : null, phase: "finishing" };
     case "run.failed":
@@ -280,7 +290,9 @@ export function ConversationView({ conversation, pipelines, onSwitchPipeline, on
                 message={{
                   id: -1, role: "assistant", text: run.text, citations: run.citations, status: run.phase === "finishing" ? "done" : "streaming", error: "",
                   pipeline: run.pipelineId, timings: {}, trace: run.trace, rounds: [], chunks: [], created_at: "",
+                  declined: run.declined ?? null, unsupported: run.unsupported ?? [],
                 }}
+                passages={run.passages}
                 streaming={run.phase !== "finishing"}
                 phase={run.phase}
                 selected={current === "live"}
