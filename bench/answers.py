@@ -28,7 +28,26 @@ passages come before the question and a question over the previous passage finds
 model's prompt cache), and ``reading_tokens_per_s``, the
 prompt tokens a second the model reads on this machine right after the run (the time to first
 token is mostly that reading: 46 to 150 tokens/s for the 0.5B and 18 to 50 for the 1.5B on two
-idle cores, depending on the machine, and the answer's reading budget follows it; a run on a busy machine states how busy it was). ``--rows FILE`` appends every question, answer and figure.
+idle cores, depending on the machine; what the model reads does not depend on it).
+``--rows FILE`` appends every question, answer and figure.
+
+**Conversations and absent articles** (``--absent``, ``--conversation``, or both): the default
+pipeline with the default answer model over a knowledge base holding every other XQuAD article,
+one document per article cut by the default chunker (``bench/_devset.py``), asked:
+
+- ``present``: ``--questions`` questions about articles in it: ``concise_contains``, ``declined``
+  (wrongly), ``supported_citations`` (the share of citations whose passage holds a reference
+  answer) and ``grounded_citations`` (the share the answer check itself found supported);
+- ``absent`` (``--absent``): as many about articles left out: ``declined`` is the right answer;
+- ``unrelated`` and ``pronoun`` (``--conversation``): ``--conversations`` two-turn conversations
+  each, the second question about another article, or about the same one through a pronoun;
+  ``concise_contains`` of the second turn against the same question (written out in full)
+  asked alone, and how often the follow-up was rewritten;
+- ``--loaded N``: the present questions again with N CPU-bound processes running beside the
+  pipeline: first token p50 idle and loaded, and ``same_prompts``, the share of questions whose
+  prompt (question searched, passages and their text) was the same both times.
+
+One JSON line per language.
 """
 
 from __future__ import annotations
@@ -37,6 +56,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from _common import datasets_dir, emit, machine
 from rag.evaluation import PipelineSpec, RunOptions, evaluate, load_beir
@@ -122,14 +142,222 @@ def summarise(rows: list[dict]) -> dict:
     }
 
 
+def knowledge_base(dev) -> Any:
+    """The dev set's articles as a knowledge base would hold them: parsed as text files, cut by
+    the default chunker, in memory stores with the language's default embedding (vectors cached)."""
+    from rag.components import load_components
+    from rag.core import build
+    from rag.documents import Chunk, SourceDocument, parse_document
+    from rag.documents.chunkers import Chunker
+    from rag.embeddings import default_embedding_for_language
+    from rag.embeddings.vector_cache import default_vector_cache_dir
+    from rag.evaluation.corpus import MemoryStores
+
+    chunker = build(DEFAULT_CHUNKER, kind=Chunker, registry=load_components())
+    chunks: dict = {}
+    documents: dict = {}
+    chunk_id = 0
+    for document_id, (name, text) in enumerate(sorted(dev.documents.items()), start=1):
+        parsed = parse_document(text.encode("utf-8"), f"{name}.txt")
+        documents[document_id] = SourceDocument(document_id, f"{name}.txt", parsed.mime)
+        chunks[document_id] = {}
+        for draft in chunker.split(parsed.sections):
+            chunk_id += 1
+            chunks[document_id][draft.position] = Chunk(chunk_id, document_id, draft.position, draft.text,
+                                                         draft.metadata)
+    stores = MemoryStores(chunks, default_embedding_for_language(dev.language), default_vector_cache_dir())
+    return {"chunks": chunks, "documents": documents, "persistence": stores, "language": dev.language}
+
+
+def ask(strategy: Any, question: str, history: list[dict[str, str]] = ()) -> dict:
+    """One turn as the chat runs it: the final state, first token and total milliseconds."""
+    import time
+
+    began = time.perf_counter()
+    first_token = None
+    state: dict = {}
+    for event in strategy.stream(question, history=list(history)):
+        if event["type"] == "generation.delta" and first_token is None:
+            first_token = (time.perf_counter() - began) * 1000
+        elif event["type"] == "answer.completed":
+            state = event["state"]
+        elif event["type"] == "run.failed":
+            state = {**event["state"], "error": event["error"]}
+    return {"state": state, "first_token_ms": first_token, "total_ms": (time.perf_counter() - began) * 1000}
+
+
+def prompt_key(state: dict) -> str:
+    """What the model read: the question searched and the passages' text, as one digest."""
+    import hashlib
+
+    sent = [chunk["text"] for chunk in state.get("chunks_sent") or []]
+    return hashlib.sha256(json.dumps([state.get("search_question"), sent], ensure_ascii=False).encode()).hexdigest()
+
+
+def scored(turn: dict, item: dict, language: str) -> dict:
+    """One answered question's row: the answer, whether it holds a reference, was declined, and
+    how its citations stand."""
+    from rag.evaluation.answers import answer_contains, concise_contains
+
+    state = turn["state"]
+    answer = state.get("response") or ""
+    generate = next((step for step in (state.get("trace") or {}).get("steps", []) if step.get("step") == "generate"),
+                    {})
+    sent = {chunk["n"]: chunk["text"] for chunk in state.get("chunks_sent") or []}
+    citations = state.get("citations") or []
+    declined = state.get("declined") is not None
+    return {
+        "id": item["id"], "question": item["question"], "answers": item["answers"],
+        "search_question": state.get("search_question"), "answer": answer, "draft": generate.get("draft", answer),
+        "declined": declined, "declined_by": (state.get("declined") or {}).get("by"),
+        "concise_contains": 0.0 if declined else concise_contains(answer, item["answers"], language),
+        "context_contains": answer_contains("\n".join(sent.values()), item["answers"], language),
+        "citations": [{"n": citation["n"], "holds_reference": answer_contains(sent.get(citation["n"], ""),
+                                                                              item["answers"], language),
+                       "supported": citation.get("supported", True)} for citation in citations],
+        "passages": list(sent.values()), "grounding": generate.get("grounding"),
+        "first_token_ms": turn["first_token_ms"], "total_ms": turn["total_ms"], "prompt": prompt_key(state),
+        "error": state.get("error"),
+    }
+
+
+def _mean(values: list[float]) -> float | None:
+    return round(sum(values) / len(values), 3) if values else None
+
+
+def _p50(values: list[float | None]) -> int | None:
+    from rag.evaluation.statistics import percentile
+
+    present = [value for value in values if value is not None]
+    return round(percentile(present, 50)) if present else None
+
+
+def answer_figures(rows: list[dict]) -> dict:
+    cited = [citation for row in rows for citation in row["citations"]]
+    return {
+        "questions": len(rows),
+        "concise_contains": _mean([row["concise_contains"] for row in rows]),
+        "declined": _mean([float(row["declined"]) for row in rows]),
+        "context_contains": _mean([float(row["context_contains"]) for row in rows]),
+        "supported_citations": _mean([float(citation["holds_reference"]) for citation in cited]),
+        "grounded_citations": _mean([float(citation["supported"]) for citation in cited]),
+        "first_token_p50_ms": _p50([row["first_token_ms"] for row in rows]),
+        "failed": sum(1 for row in rows if row["error"]),
+    }
+
+
+def burn() -> None:
+    while True:
+        pass
+
+
+def conversation_figures(name: str, dataset_path: Path, options: argparse.Namespace, rows_out: Path | None) -> dict:
+    import multiprocessing
+
+    from _devset import build as build_devset
+
+    from _common import read_corpus, read_qrels, read_queries
+    from rag.components import load_components
+    from rag.core import build
+    from rag.presets import default_retriever
+    from rag.strategies import Strategy
+
+    language = "zh-Hant" if name.endswith("zh") else name.rsplit("-", 1)[-1]
+    dev = build_devset(read_corpus(dataset_path), read_queries(dataset_path), read_qrels(dataset_path / "qrels" / "test.tsv"),
+                       language, questions=options.questions, conversations=options.conversations)
+    config = {"component": "NaiveRAG", "params": {"retriever": default_retriever()}}
+    strategy = build(config, kind=Strategy, registry=load_components(), infra=knowledge_base(dev))
+    ask(strategy, dev.present[-1]["question"])  # loads the models and the indices
+    rows: dict[str, list[dict]] = {"present": [], "absent": [], "unrelated": [], "pronoun": [], "alone": []}
+    alone: dict[str, dict] = {}
+
+    def answered(kind: str, item: dict, turn: dict) -> dict:
+        row = {"kind": kind, **scored(turn, item, language)}
+        rows[kind].append(row)
+        if rows_out is not None:
+            with rows_out.open("a", encoding="utf-8") as out:
+                out.write(json.dumps({"dataset": name, **row}, ensure_ascii=False) + "\n")
+        return row
+
+    for item in dev.present:
+        alone[item["id"]] = answered("present", item, ask(strategy, item["question"]))
+    if options.absent:
+        for item in dev.absent:
+            answered("absent", item, ask(strategy, item["question"]))
+    figures: dict[str, Any] = {"language": language, "documents": len(dev.documents),
+                               "chunks": sum(len(c) for c in strategy.retriever.chunks.values())
+                               if hasattr(strategy.retriever, "chunks") else None,
+                               "present": answer_figures(rows["present"])}
+    if options.absent:
+        figures["absent"] = answer_figures(rows["absent"])
+    if options.conversation:
+        for kind in ("unrelated", "pronoun"):
+            pairs = []
+            for conversation in getattr(dev, kind):
+                first, second = conversation["first"], conversation["second"]
+                opening = ask(strategy, first["question"])
+                history = [{"role": "user", "content": first["question"]},
+                           {"role": "assistant", "content": opening["state"].get("response") or ""}]
+                followup = {**second, "question": conversation.get("followup", second["question"])}
+                row = answered(kind, followup, ask(strategy, followup["question"], history))
+                if second["id"] not in alone:
+                    alone[second["id"]] = answered("alone", second, ask(strategy, second["question"]))
+                row["alone_concise_contains"] = alone[second["id"]]["concise_contains"]
+                row["rewritten"] = row["search_question"] != followup["question"]
+                pairs.append(row)
+            figures[kind] = {
+                "conversations": len(pairs),
+                "second_turn_concise_contains": _mean([row["concise_contains"] for row in pairs]),
+                "alone_concise_contains": _mean([row["alone_concise_contains"] for row in pairs]),
+                "rewritten": _mean([float(row["rewritten"]) for row in pairs]),
+            }
+            figures[kind]["difference"] = (round(figures[kind]["second_turn_concise_contains"]
+                                                 - figures[kind]["alone_concise_contains"], 3) if pairs else None)
+    if options.loaded:
+        burners = [multiprocessing.Process(target=burn, daemon=True) for _ in range(options.loaded)]
+        for burner in burners:
+            burner.start()
+        try:
+            loaded = [scored(ask(strategy, item["question"]), item, language)
+                      for item in dev.present[:options.loaded_questions]]
+        finally:
+            for burner in burners:
+                burner.terminate()
+        idle_prompts = {row["id"]: row["prompt"] for row in rows["present"]}
+        idle = [row for row in rows["present"] if row["id"] in {item["id"] for item in loaded}]
+        figures["loaded"] = {
+            "processes": options.loaded, "questions": len(loaded),
+            "first_token_p50_ms_idle": _p50([row["first_token_ms"] for row in idle]),
+            "first_token_p50_ms_loaded": _p50([row["first_token_ms"] for row in loaded]),
+            "same_prompts": _mean([float(idle_prompts[row["id"]] == row["prompt"]) for row in loaded]),
+            "same_answers": _mean([float(next(r for r in rows["present"] if r["id"] == row["id"])["answer"]
+                                         == row["answer"]) for row in loaded]),
+        }
+    strategy.close()
+    return figures
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--datasets", default="xquad-es,xquad-zh")
     parser.add_argument("--questions", type=int, default=100)
+    parser.add_argument("--absent", action="store_true",
+                        help="the conversation dev set: ask about articles left out of the knowledge base too")
+    parser.add_argument("--conversation", action="store_true",
+                        help="the conversation dev set: two-turn conversations, unrelated and through a pronoun")
+    parser.add_argument("--conversations", type=int, default=50, help="conversations of each kind")
+    parser.add_argument("--loaded", type=int, default=0,
+                        help="ask the present questions again beside this many CPU-bound processes")
+    parser.add_argument("--loaded-questions", type=int, default=30, help="how many present questions --loaded asks")
     parser.add_argument("--models", default=f"{ANSWER_MODEL},qwen2.5-0.5b-instruct")
     parser.add_argument("--judge", action="store_true", help="measure faithfulness with the local 0.5B model")
     parser.add_argument("--rows", type=Path, help="append each question, its answer and its figures to this JSONL file")
     options = parser.parse_args()
+    if options.absent or options.conversation or options.loaded:
+        for name in (dataset.strip() for dataset in options.datasets.split(",") if dataset.strip()):
+            figures = conversation_figures(name, datasets_dir() / name, options, options.rows)
+            emit({"dataset": name, **figures, "machine": machine()})
+        return
     models = [model.strip() for model in options.models.split(",") if model.strip()]
     results = {}
     for name in (dataset.strip() for dataset in options.datasets.split(",") if dataset.strip()):
