@@ -14,6 +14,7 @@ from catalog.selectors import component_vocabulary
 from common.api import LANG_PARAMETER, get_for_owner, no_such, validated
 from knowledge.models import KnowledgeBase
 from knowledge.selectors import knowledge_base_get
+from models.selectors import models_visible_to
 from rag.core.i18n import gettext_noop
 
 from . import selectors, services
@@ -212,5 +213,7 @@ class PipelineTemplateListApi(APIView):
     @extend_schema(operation_id="pipelines_templates", parameters=[LANG_PARAMETER],
                    responses=OutputSerializer(many=True))
     def get(self, request: Request) -> Response:
-        rows = selectors.pipeline_templates(language=request.LANGUAGE_CODE)
+        # A template may use an installed cross-encoder: one this user may use (their own or shared).
+        with models_visible_to(request.user):
+            rows = selectors.pipeline_templates(language=request.LANGUAGE_CODE)
         return Response(self.OutputSerializer(rows, many=True).data)

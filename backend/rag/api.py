@@ -55,6 +55,8 @@ SELF_ASK_PROMPT = (
 
 ALL_PASSAGES = 1000
 """``max_passages`` for "every passage handed over": its largest value."""
+ALL_HISTORY_TURNS = 20
+"""``history_turns`` for "every turn the caller passes": its largest value."""
 
 _UNSET: Any = object()
 """An override that was not given: the instance's setting holds."""
@@ -544,6 +546,10 @@ class RAG:
         # akasha's promise: the model is given every document the first stage (or the re-ranker,
         # its rerank_top_k) hands over, within max_input_tokens; a pipeline's own count stands.
         passages = {} if own.get("max_passages") is not None else {"max_passages": ALL_PASSAGES}
+        # The caller chooses the history it passes (self-ask passes its sub-answers): the model
+        # reads all of it, up to the synthesizer's largest count, unless the pipeline sets one.
+        if own.get("history_turns") is None:
+            passages["history_turns"] = ALL_HISTORY_TURNS
         params["response_synthesizer"] = {**synthesizer, "params": {**own, **passages, **changes}}
         return config
 

@@ -67,7 +67,9 @@ def test_a_reloaded_page_and_another_tab_follow_the_answer_to_its_end_and_either
     other.goto(page.url)
     expect(other.get_by_text("Live", exact=True)).to_be_visible(timeout=WAIT_MS)
 
-    words = [f"word{n} " for n in range(300)]
+    # 300 words, then a sentence the notes support: the answer stands, its first sentence flagged.
+    words = [f"word{n} " for n in range(299)] + ["word299. ", "Reciprocal rank fusion adds one over sixty ",
+                                                 "plus the rank from each retriever [1]."]
     scripted_openai.enqueue(CHAT, chat_stream(words, interval=0.05))
     question = "How does reciprocal rank fusion score a chunk?"
     ask(page, question)
@@ -93,7 +95,7 @@ def test_a_reloaded_page_and_another_tab_follow_the_answer_to_its_end_and_either
 
     # The other tab stops the next answer; both show it stopped, with the trace recorded so far.
     scripted_openai.enqueue(CHAT, chat_stream(words, interval=0.05))
-    ask(page, "And BM25?")
+    ask(page, "How does BM25 score a chunk?")
     expect(answers(other).last).to_contain_text("word5", timeout=WAIT_MS)
     other.get_by_role("button", name="Stop").click()
     for tab in (page, other):

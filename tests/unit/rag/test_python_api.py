@@ -71,7 +71,7 @@ def test_the_files_language_decides_whether_the_hybrid_presets_keyword_side_stem
 def test_a_preset_name_builds_naive_rag_over_that_retriever_and_unknown_names_are_refused():
     assert RAG("keyword").config == {"component": "NaiveRAG", "params": {
         "retriever": {"component": "BM25Retriever", "params": {"top_k": 10}},
-        "response_synthesizer": {"component": "ResponseSynthesizer", "params": {"max_passages": 1000}}}}
+        "response_synthesizer": {"component": "ResponseSynthesizer", "params": {"max_passages": 1000, "history_turns": 20}}}}
     with pytest.raises(ValueError, match="unknown preset"):
         RAG("fastest")
 

@@ -100,7 +100,7 @@ def test_search_type_auto_is_the_hybrid_preset_and_model_names_a_local_model():
         "component": "LocalLLM", "params": {"model": "smollm2-135m-instruct"}}
     # Every document handed over reaches the model, within the budget (akasha's page).
     assert RAG(search_type="keyword", max_input_tokens=500).config["params"]["response_synthesizer"] == {
-        "component": "ResponseSynthesizer", "params": {"max_input_tokens": 500, "max_passages": 1000}}
+        "component": "ResponseSynthesizer", "params": {"max_input_tokens": 500, "max_passages": 1000, "history_turns": 20}}
 
 
 @pytest.mark.parametrize(

@@ -87,7 +87,7 @@ def test_answers_are_scored_against_references_citations_and_the_judge(scripted_
     strategy = {"component": "NaiveRAG", "params": {
         "retriever": {"component": "BM25Retriever", "params": {"top_k": 2}},
         "response_synthesizer": {"component": "ResponseSynthesizer", "params": {"llm": scripted_llm(scripted_openai)}}}}
-    scripted_openai.enqueue(CHAT, chat_stream(["Full sun [1] and compost [2]."]))
+    scripted_openai.enqueue(CHAT, chat_stream(["Tomatoes need full sun and deep watering [1]. Compost helps them too [2]."]))
     scripted_openai.enqueue(CHAT, tool_call_response("judge_statements", {"statements": [
         {"statement": "full sun", "supported": True}, {"statement": "compost", "supported": False}]}))
     scripted_openai.enqueue(CHAT, chat_stream(["Prune them in ", "late winter [1]."]))
@@ -97,7 +97,7 @@ def test_answers_are_scored_against_references_citations_and_the_judge(scripted_
                       options=RunOptions(answer_queries=2))
     pipeline = result["pipelines"][0]
     first, second, third = pipeline["per_query"]
-    assert first["answer"] == "Full sun [1] and compost [2]."
+    assert first["answer"] == "Tomatoes need full sun and deep watering [1]. Compost helps them too [2]."
     assert "exact_match" not in first  # query "1" has no reference answer
     assert first["faithfulness"] == 0.5
     assert second["exact_match"] == 0.0 and second["contains"] == 1.0
