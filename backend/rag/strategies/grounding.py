@@ -9,9 +9,9 @@ against every passage):
 - every number it states appears in the passage;
 - most of what it adds to the question (its terms that are not the question's) is in the
   passage, and so is a fair share of what the question is about (its terms, or those of them
-  the sentence repeats: an answer to one part of a two-part question repeats that part): an
-  invented answer takes its words from the question or from elsewhere, not from a passage on the
-  same subject.
+  the sentence repeats: an answer to one part of a two-part question repeats that part), and
+  never less than a floor of all of them: an invented answer takes its words from the question
+  or from elsewhere, not from a passage on the same subject.
 
 Terms are the words of three letters or more, stop words left out, English and Spanish stemmed
 (Snowball), Chinese cut into words; each counts by its length, so a name weighs more than "año".
@@ -35,7 +35,12 @@ LIGHTEST_CLAIM = 8
 """A sentence adding less than this weight of terms to the question and a number is judged by the
 number; one adding neither terms nor numbers answers nothing."""
 QUESTION_TERMS_SUPPORTED = 0.4
-"""The least share (by weight) of the question's terms the cited passage must hold."""
+"""The least share (by weight) of the question's terms the cited passage must hold (of those the
+sentence repeats, when it repeats enough of them)."""
+WHOLE_QUESTION_SUPPORTED = 0.3
+"""The least share (by weight) of all the question's terms the cited passage must hold, whatever
+the sentence repeats: a passage holding less is about something else ("the second largest soybean
+producer" for a question about oil)."""
 
 _CITATION = re.compile(r"\[(\d+(?:\s*[,，、]\s*\d+)*)\]")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？])")
@@ -66,6 +71,8 @@ class SentenceSupport:
     question_terms: float
     """The share (by weight) of the question's terms it repeats (or of all of them) found in the passage."""
     missing_numbers: list[str] = field(default_factory=list)
+    whole_question: float = 1.0
+    """The share (by weight) of all the question's terms found in the passage."""
     cited_instead: list[int] | None = None
     """The numbers the answer wrote, when another passage holds the sentence and ``cites`` names it."""
 
@@ -90,7 +97,8 @@ class Grounding:
             "sentences": [asdict(sentence) for sentence in self.sentences],
             "supported_citations": sum(sentence.supported for sentence in cited),
             "citations_checked": len(cited),
-            "thresholds": {"new_terms": NEW_TERMS_SUPPORTED, "question_terms": QUESTION_TERMS_SUPPORTED},
+            "thresholds": {"new_terms": NEW_TERMS_SUPPORTED, "question_terms": QUESTION_TERMS_SUPPORTED,
+                           "whole_question": WHOLE_QUESTION_SUPPORTED},
         }
 
 
@@ -209,7 +217,7 @@ def check(answer: str, question: str, passages: Sequence[str], language: str) ->
                     best = other
                     break
         if best is None:  # no passage at all: nothing supports it
-            best = SentenceSupport(text, valid, False, 0.0, 0.0)
+            best = SentenceSupport(text, valid, False, 0.0, 0.0, whole_question=0.0)
         checked.append(best)
     grounding = Grounding(checked)
     if not any(sentence.supported for sentence in checked):
@@ -235,7 +243,10 @@ def _support(text: str, cites: list[int], question_terms: dict[str, int], questi
         new_share = 1.0
     else:
         new_share = _share(own, held, passage)
-    question_share = max(_share(question_terms, held, passage),
+    whole_question_share = _share(question_terms, held, passage)
+    question_share = max(whole_question_share,
                          _share(echoed, held, passage) if sum(echoed.values()) >= LIGHTEST_CLAIM else 0.0)
-    supported = not missing and new_share >= NEW_TERMS_SUPPORTED and question_share >= QUESTION_TERMS_SUPPORTED
-    return SentenceSupport(text, list(cites), supported, round(new_share, 3), round(question_share, 3), missing)
+    supported = (not missing and new_share >= NEW_TERMS_SUPPORTED and question_share >= QUESTION_TERMS_SUPPORTED
+                 and whole_question_share >= WHOLE_QUESTION_SUPPORTED)
+    return SentenceSupport(text, list(cites), supported, round(new_share, 3), round(question_share, 3), missing,
+                           round(whole_question_share, 3))

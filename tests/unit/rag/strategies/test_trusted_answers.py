@@ -6,7 +6,7 @@ import pytest
 
 from rag.llms import OpenAICompatibleLLM
 from rag.retrievers.sparse import BM25Retriever
-from rag.strategies import MapReduceRAG, NaiveRAG, ResponseSynthesizer
+from rag.strategies import MapReduceRAG, NaiveRAG, ResponseSynthesizer, grounding
 from rag.strategies.answer_prompts import NOT_FOUND
 from rag.strategies.followups import refers_back, rewrite
 from tests.support.scripted_openai import chat_response, chat_stream
@@ -167,3 +167,21 @@ def test_map_reduce_sends_its_top_k_chunks(scripted_openai):
     state = strategy.run("the Django admin panel, React components and Python code")
     assert len(state["chunks"]) == 5 and len(state["chunks_sent"]) == 5
     assert step(state, "generate")["budget"]["passages"] == {"count": 5, "set_by": "strategy"}
+
+
+OXYGEN = ("氧气的名字来源于希腊词根ὀξύς oxys（“酸”），字面意思是“尖锐”，指酸味。\n\n1891年 ，苏格兰化学家 詹姆斯·杜瓦 "
+          "成功制造出足够数量的液氧进行研究。")
+EDICT = ("虽然《南特敕令》的宗教规定仍保持不变，但是 路易十四 继位以后，逐渐加紧迫害胡格诺派，最后直至发布 《枫丹白露法令》"
+         " （ 1685年 ）。该法令废止了新教在法国获得的一切法律地位，并强迫胡格诺派改变信仰。")
+
+
+def test_a_passage_holding_too_little_of_the_question_supports_no_answer():
+    # From the development set (bench/answers.py --absent): the V&A's article was not in the
+    # knowledge base; the draft took the subject from the question and a year from a passage on
+    # liquid oxygen. The passage holds a year the sentence states, but hardly any of the question.
+    invented = grounding.check("V＆A起源于1891年 [1]。", "V＆A起源于哪个博览会？", [OXYGEN], "zh-Hant")
+    assert invented.declined_by == "support"
+    assert invented.sentences[0].whole_question < grounding.WHOLE_QUESTION_SUPPORTED
+    # A short question the passage answers in other words is still supported.
+    answered = grounding.check("该法令是 1685年宣布的 [1]。", "该法令是何时宣布的?", [EDICT], "zh-Hant")
+    assert answered.declined_by is None and answered.sentences[0].supported
