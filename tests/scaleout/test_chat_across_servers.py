@@ -19,7 +19,8 @@ pytestmark = [pytest.mark.scaleout, pytest.mark.timeout(420)]
 
 CHAT = "/v1/chat/completions"
 FINAL = ("answer.completed", "run.failed", "run.cancelled")
-WORDS = [f"word{n} " for n in range(400)]
+# 400 words, then a sentence the notes support (an answer nothing supports would be declined).
+WORDS = [f"word{n} " for n in range(399)] + ["word399. ", "Reciprocal rank fusion adds one over sixty plus each rank [1]."]
 """20 s of answer at 20 tokens a second: long enough to open a socket on server 2 in the middle."""
 
 
@@ -74,11 +75,11 @@ def test_an_answer_asked_through_server_1_is_followed_and_stopped_through_server
         time.sleep(0.5)
 
     with ScriptedOpenAIServer() as llm:
+        scripted = {"component": "OpenAICompatibleLLM", "params": {"base_url": llm.base_url, "model": "s"}}
         pipeline = server1.call("POST", "/api/v1/pipelines/", 201, json={
             "name": "Keyword", "knowledge_base": kb_id, "strategy": {"component": "NaiveRAG", "params": {
-                "retriever": {"component": "BM25Retriever", "params": {"top_k": 2}},
-                "response_synthesizer": {"component": "ResponseSynthesizer", "params": {"llm": {
-                    "component": "OpenAICompatibleLLM", "params": {"base_url": llm.base_url, "model": "s"}}}}}}})["id"]
+                "retriever": {"component": "BM25Retriever", "params": {"top_k": 2}}, "followup_llm": scripted,
+                "response_synthesizer": {"component": "ResponseSynthesizer", "params": {"llm": scripted}}}}})["id"]
         conversation = server1.call("POST", "/api/v1/conversations/", 201, json={"pipeline": pipeline})["id"]
         path = f"/ws/chat/{conversation}/"
         ask = json.dumps({"type": "ask", "question": "How does fusion score?", "pipeline_id": pipeline})
@@ -109,7 +110,8 @@ def test_an_answer_asked_through_server_1_is_followed_and_stopped_through_server
             stopped = reader.result()[-1]
         assert stopped["type"] == "run.cancelled", stopped
         assert 0 < len(stopped["answer"].split()) < len(WORDS)
-        assert [step["step"] for step in stopped["trace"]["steps"]] == ["retrieve", "generate"]
+        # A second turn: the question stands alone, so it is searched as asked (and the trace says so).
+        assert [step["step"] for step in stopped["trace"]["steps"]] == ["search_question", "retrieve", "generate"]
         messages = server2.call("GET", f"/api/v1/conversations/{conversation}/messages/", 200)
         assert [message["status"] for message in messages[1::2]] == ["done", "cancelled"]
         assert messages[-1]["trace"] == stopped["trace"]

@@ -33,7 +33,7 @@ from tests.support.scripted_openai import ScriptedOpenAIServer
 pytestmark = [pytest.mark.scaleout, pytest.mark.timeout(420)]
 
 PASSWORD = "scale-out correct horse"
-ANSWER = ["Glaciers ", "move ", "slowly ", "downhill ", "[1]."]
+ANSWER = ["Observers ", "recorded ", "how glaciers ", "change with ", "the seasons ", "[1]."]  # what the notes say
 TOPICS = ["glaciers", "volcanoes", "coral reefs", "deserts", "rainforests", "tundra", "estuaries", "savannas"]
 FIRST_BATCH, SECOND_BATCH = TOPICS[:2], TOPICS[2:]
 ORDER = ["queued", "parsing", "chunking", "embedding", "indexing", "ready"]
@@ -205,11 +205,13 @@ def test_uploads_through_server_1_are_ingested_by_the_workers_while_server_2_ans
 
     with ScriptedOpenAIServer(default_answer=ANSWER) as llm:
         def pipeline(name: str, retriever: dict) -> int:
+            # Follow-ups are rewritten by the scripted model too (by default the packaged local
+            # model is loaded for them when the pipeline is built, which this timing leaves out).
+            scripted = {"component": "OpenAICompatibleLLM", "params": {"base_url": llm.base_url, "model": "s"}}
             return server2.call("POST", "/api/v1/pipelines/", 201, json={
                 "name": name, "knowledge_base": kb_id, "strategy": {"component": "NaiveRAG", "params": {
-                    "retriever": retriever,
-                    "response_synthesizer": {"component": "ResponseSynthesizer", "params": {"llm": {
-                        "component": "OpenAICompatibleLLM", "params": {"base_url": llm.base_url, "model": "s"}}}}}}})["id"]
+                    "retriever": retriever, "followup_llm": scripted,
+                    "response_synthesizer": {"component": "ResponseSynthesizer", "params": {"llm": scripted}}}}})["id"]
 
         keyword = pipeline("Keyword", {"component": "BM25Retriever", "params": {"top_k": 4}})
         conversation = server2.call("POST", "/api/v1/conversations/", 201, json={"pipeline": keyword})
