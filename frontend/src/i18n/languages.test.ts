@@ -30,6 +30,12 @@ describe("detectInitialLanguage", () => {
 });
 
 /** Flatten to dotted keys, dropping plural suffixes (Chinese has only `_other`). */
+function textsOf(tree: object): string[] {
+  return Object.values(tree).flatMap((value) =>
+    typeof value === "object" && value !== null ? textsOf(value) : [String(value)],
+  );
+}
+
 function keysOf(tree: object, prefix = ""): string[] {
   return Object.entries(tree).flatMap(([key, value]) =>
     typeof value === "object" && value !== null
@@ -44,5 +50,13 @@ describe("locale files", () => {
     for (const language of ["es", "zh-Hant"] as const) {
       expect(new Set(keysOf(resources[language].translation))).toEqual(english);
     }
+  });
+
+  it("say 'token' in Chinese words, outside placeholders", () => {
+    // A model's tokens are 詞元 and an API token 權杖; "首個 token" read as English in the chat.
+    const leftInEnglish = textsOf(resources["zh-Hant"].translation)
+      .map((text) => text.replace(/\{\{[^}]*\}\}/g, ""))
+      .filter((text) => /token/i.test(text));
+    expect(leftInEnglish).toEqual([]);
   });
 });

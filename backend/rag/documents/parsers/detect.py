@@ -215,9 +215,9 @@ def detect_type(data: bytes, filename: str, mime: str | None = None) -> str:
             context={"content": sniffed.description, "supported": SUPPORTED_NAMES},
         )
     if claimed == PDF:
-        raise _mismatch(extension, mime, PDF, gettext_noop("missing the %PDF header"))
+        raise _mismatch(extension, mime, PDF, gettext_noop("a file without the %PDF header"))
     if claimed == DOCX:
-        raise _mismatch(extension, mime, DOCX, gettext_noop("not a zip package"))
+        raise _mismatch(extension, mime, DOCX, gettext_noop("something other than a zip package"))
     if by_name is not None:
         return by_name
     if extension and by_mime is None:

@@ -208,7 +208,7 @@ def test_zip_renamed_docx_is_refused():
 def test_non_zip_docx_is_refused():
     error = refusal(b"plain words, not a package", "report.docx")
 
-    assert error.reason == "the file is named '.docx' but is not a DOCX document: its content is not a zip package"
+    assert error.reason == "the file is named '.docx' but is not a DOCX document: its content is something other than a zip package"
 
 
 def test_docx_with_broken_xml_is_refused_as_damaged():
