@@ -60,6 +60,7 @@ from typing import Any
 
 from _common import datasets_dir, emit, machine
 from rag.evaluation import PipelineSpec, RunOptions, evaluate, load_beir
+from rag.evaluation.runner import streamed_answer
 from rag.llms import ANSWER_MODEL
 
 DEFAULT_CHUNKER = {"component": "RecursiveCharacterChunker", "params": {}}
@@ -171,19 +172,8 @@ def knowledge_base(dev) -> Any:
 
 def ask(strategy: Any, question: str, history: list[dict[str, str]] = ()) -> dict:
     """One turn as the chat runs it: the final state, first token and total milliseconds."""
-    import time
-
-    began = time.perf_counter()
-    first_token = None
-    state: dict = {}
-    for event in strategy.stream(question, history=list(history)):
-        if event["type"] == "generation.delta" and first_token is None:
-            first_token = (time.perf_counter() - began) * 1000
-        elif event["type"] == "answer.completed":
-            state = event["state"]
-        elif event["type"] == "run.failed":
-            state = {**event["state"], "error": event["error"]}
-    return {"state": state, "first_token_ms": first_token, "total_ms": (time.perf_counter() - began) * 1000}
+    state, first_token_ms, total_ms = streamed_answer(strategy, question, history)
+    return {"state": state, "first_token_ms": first_token_ms, "total_ms": total_ms}
 
 
 def prompt_key(state: dict) -> str:

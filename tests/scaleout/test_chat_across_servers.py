@@ -78,7 +78,7 @@ def test_an_answer_asked_through_server_1_is_followed_and_stopped_through_server
         scripted = {"component": "OpenAICompatibleLLM", "params": {"base_url": llm.base_url, "model": "s"}}
         pipeline = server1.call("POST", "/api/v1/pipelines/", 201, json={
             "name": "Keyword", "knowledge_base": kb_id, "strategy": {"component": "NaiveRAG", "params": {
-                "retriever": {"component": "BM25Retriever", "params": {"top_k": 2}}, "followup_llm": scripted,
+                "retriever": {"component": "BM25Retriever", "params": {"top_k": 2}},
                 "response_synthesizer": {"component": "ResponseSynthesizer", "params": {"llm": scripted}}}}})["id"]
         conversation = server1.call("POST", "/api/v1/conversations/", 201, json={"pipeline": pipeline})["id"]
         path = f"/ws/chat/{conversation}/"

@@ -205,12 +205,12 @@ def test_uploads_through_server_1_are_ingested_by_the_workers_while_server_2_ans
 
     with ScriptedOpenAIServer(default_answer=ANSWER) as llm:
         def pipeline(name: str, retriever: dict) -> int:
-            # Follow-ups are rewritten by the scripted model too (by default the packaged local
-            # model is loaded for them when the pipeline is built, which this timing leaves out).
+            # The default follow-up model (the packaged local one) is loaded only if a follow-up
+            # asks for it, so building these pipelines loads no local model.
             scripted = {"component": "OpenAICompatibleLLM", "params": {"base_url": llm.base_url, "model": "s"}}
             return server2.call("POST", "/api/v1/pipelines/", 201, json={
                 "name": name, "knowledge_base": kb_id, "strategy": {"component": "NaiveRAG", "params": {
-                    "retriever": retriever, "followup_llm": scripted,
+                    "retriever": retriever,
                     "response_synthesizer": {"component": "ResponseSynthesizer", "params": {"llm": scripted}}}}})["id"]
 
         keyword = pipeline("Keyword", {"component": "BM25Retriever", "params": {"top_k": 4}})

@@ -60,6 +60,9 @@ class ConfigObject(Generic[ParamsT]):
     DESCRIPTION: ClassVar[MultilingualString]
     SHORT_NAME: ClassVar[MultilingualString | None] = None
     REPRESENTATION: ClassVar[MultilingualString | None] = None
+    LOADED_ON_USE: ClassVar[frozenset[str]] = frozenset()
+    """Slots whose components a run may never call: the factory prepares them without
+    ``init_model``, and they load their model when first used."""
     Params: ClassVar[type[Params]] = Params
     params: ParamsT
     # Set on each registered class by ``Registry.register``.
@@ -177,12 +180,17 @@ class ConfigObject(Generic[ParamsT]):
 
     def sub_components(self) -> Iterator[ConfigObject[Any]]:
         """The directly nested components, in declaration order."""
+        for _, component in self.named_sub_components():
+            yield component
+
+    def named_sub_components(self) -> Iterator[tuple[str, ConfigObject[Any]]]:
+        """The directly nested components with the slot each is in, in declaration order."""
         for name, slot in self._slots.items():
             value = getattr(self, name)
             if slot.multiple:
-                yield from value
+                yield from ((name, component) for component in value)
             elif value is not None:
-                yield value
+                yield name, value
 
     def _scalar_params(self, *, reveal_secrets: bool = False) -> dict[str, Any]:
         dumped = self.params.model_dump(mode="json", exclude=set(self._slots))

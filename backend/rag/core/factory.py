@@ -75,12 +75,15 @@ def prepare(
     *,
     infra: Mapping[str, Any] | None = None,
     credentials: CredentialResolver | None = None,
+    load: bool = True,
 ) -> ConfigObject:
-    """Prepare an already constructed tree, children before their parent."""
-    for child in component.sub_components():
-        prepare(child, infra=infra, credentials=credentials)
+    """Prepare an already constructed tree, children before their parent; a subtree in one of
+    its parent's ``LOADED_ON_USE`` slots (or with ``load`` false) is not loaded here."""
+    for slot, child in component.named_sub_components():
+        prepare(child, infra=infra, credentials=credentials, load=load and slot not in component.LOADED_ON_USE)
     component.set_credential_resolver(credentials)
     component.set_trace_params(component.to_config()["params"])
     component.inject_infra(**dict(infra or {}))
-    component.init_model()
+    if load:
+        component.init_model()
     return component

@@ -240,7 +240,7 @@ def _answer(dataset: EvaluationDataset, strategy: Any, corpus: EvaluationCorpus,
     latencies, first_tokens, calls = [], [], []
     for done, row in enumerate(rows, start=1):
         query = queries[row["query_id"]]
-        state, first_token_ms, total_ms = _streamed_answer(strategy, query.text)
+        state, first_token_ms, total_ms = streamed_answer(strategy, query.text)
         row["answer_latency_ms"] = round(total_ms, 3)
         latencies.append(row["answer_latency_ms"])
         if first_token_ms is not None:
@@ -287,13 +287,14 @@ def _answer(dataset: EvaluationDataset, strategy: Any, corpus: EvaluationCorpus,
     return summary
 
 
-def _streamed_answer(strategy: Any, question: str) -> tuple[dict[str, Any], float | None, float]:
+def streamed_answer(strategy: Any, question: str, history: Sequence[dict[str, str]] = ()
+                    ) -> tuple[dict[str, Any], float | None, float]:
     """The run's final state (``error`` set when it failed), the milliseconds until the first
     token of the answer arrived (as a chat user waits for it), and the milliseconds in all."""
     began = time.perf_counter()
     first_token_ms = None
     state: dict[str, Any] = {}
-    for event in strategy.stream(question):
+    for event in strategy.stream(question, history=list(history)):
         if event["type"] == "generation.delta" and first_token_ms is None:
             first_token_ms = (time.perf_counter() - began) * 1000
         elif event["type"] == "answer.completed":

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from rag.core import ml, param, register
+from rag.core.environment import environment_number
 
 from . import gguf, local_models
 from .base import LLM, LLMError, Message, ReadingDefaults, estimate_tokens, json_only_instruction
@@ -150,18 +151,10 @@ def server_limits() -> PoolLimits:
     """How many local model servers this process may hold, and how much memory in all."""
     servers, memory = _configured_limits
     if servers is None:
-        servers = _env_int("TRELLIS_LOCAL_LLM_MAX_SERVERS", DEFAULT_MAX_SERVERS)
+        servers = int(environment_number("TRELLIS_LOCAL_LLM_MAX_SERVERS", DEFAULT_MAX_SERVERS))
     if memory is None:
-        memory = _env_int("TRELLIS_LOCAL_LLM_MAX_MEMORY_MB", DEFAULT_MAX_MEMORY_MB)
+        memory = int(environment_number("TRELLIS_LOCAL_LLM_MAX_MEMORY_MB", DEFAULT_MAX_MEMORY_MB))
     return PoolLimits(max(int(servers), 1), int(memory) * MB if memory > 0 else None)
-
-
-def _env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name, "").strip()
-    try:
-        return int(raw) if raw else default
-    except ValueError:
-        raise LLMError(f"{name}={raw!r} is not a whole number") from None
 
 
 def server_memory_bytes(path: Path, context: int) -> int:

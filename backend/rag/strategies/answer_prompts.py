@@ -22,6 +22,16 @@ import re
 
 LANGUAGES = ("en", "es", "zh-Hant", "zh-Hans")
 
+CITATION_MARK = re.compile(r"\[(\d+(?:\s*[,，、]\s*\d+)*)\]")
+"""A citation as the instructions ask for it: ``[2]``, or several numbers, ``[1, 3]``."""
+
+
+def cited_numbers(text: str) -> list[int]:
+    """The passage numbers ``text`` cites, in order, repeats included."""
+    return [int(number) for match in CITATION_MARK.finditer(text)
+            for number in re.split(r"\s*[,，、]\s*", match.group(1))]
+
+
 INSTRUCTIONS: dict[str, str] = {
     "en": (
         "Answer the question from the numbered passages. Give the direct answer first, in one short "

@@ -23,7 +23,7 @@ from rag.retrievers import BaseRetriever, Hit, RetrievalError
 from rag.tracing import RunLimits, TraceRecorder, default_run_limits, recording
 
 from . import followups
-from .answer_prompts import NOT_FOUND
+from .answer_prompts import CITATION_MARK, NOT_FOUND
 
 logger = logging.getLogger(__name__)
 
@@ -146,6 +146,9 @@ class Strategy(ConfigObject[ParamsT]):
     CATEGORY: ClassVar[str] = "strategies"
     Params: ClassVar[type[Params]] = Params
     POSITIONAL: ClassVar[tuple[str, ...]] = ()
+    # Only a follow-up that refers back asks this model; a pipeline answering with another
+    # model should not load the packaged one when it is built.
+    LOADED_ON_USE: ClassVar[frozenset[str]] = frozenset({"followup_llm"})
 
     def __init__(self, *args: Any, **params: Any) -> None:
         super().__init__(**positional_params(type(self), args, params))
@@ -335,8 +338,6 @@ REPEATED_SPAN_WORDS = 8
 def uncited_source(answer: str, passages: Sequence[str]) -> int | None:
     """The number (from 1) of the passage an answer with no ``[n]`` repeats at length, if any."""
     from rag.evaluation.answers import longest_shared_span  # the metric the evaluation reports
-
-    from .synthesizer import CITATION_MARK  # how the answer's citations are read
 
     if not answer.strip() or CITATION_MARK.search(answer):
         return None

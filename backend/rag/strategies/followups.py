@@ -24,7 +24,7 @@ from typing import Any
 
 from rag.llms import LLMError
 
-from .answer_prompts import detect_language
+from .answer_prompts import CITATION_MARK, detect_language
 from .grounding import terms
 
 HISTORY_TURNS = 2
@@ -36,7 +36,6 @@ FEW_TERMS = 3
 """A question naming more things than this carries its own subject: its possessives and
 demonstratives refer within it."""
 
-_CITATION = re.compile(r"\s*\[\d+(?:\s*[,，、]\s*\d+)*\]")
 # What refers back, strongest first: the word the model is asked about is the first found.
 _PRONOUNS = {
     "en": [r"\b(it|they|them|he|him|she)\b", r"\b(its|their|his|her)\b",
@@ -130,7 +129,7 @@ def refers_back(question: str, language: str | None = None) -> bool:
 def _conversation(history: Sequence[dict[str, str]]) -> str:
     lines: list[str] = []
     for turn in list(history)[-2 * HISTORY_TURNS:]:
-        content = " ".join(_CITATION.sub("", turn.get("content", "")).split())
+        content = " ".join(CITATION_MARK.sub("", turn.get("content", "")).split())
         if turn.get("role") == "user":
             lines.append(f"Q: {content}")
         elif turn.get("role") == "assistant":

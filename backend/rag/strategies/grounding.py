@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .answer_prompts import is_declined
+from .answer_prompts import CITATION_MARK, cited_numbers, is_declined
 
 NEW_TERMS_SUPPORTED = 0.5
 """The least share (by weight) of a sentence's own terms the cited passage must hold."""
@@ -42,7 +42,6 @@ WHOLE_QUESTION_SUPPORTED = 0.3
 the sentence repeats: a passage holding less is about something else ("the second largest soybean
 producer" for a question about oil)."""
 
-_CITATION = re.compile(r"\[(\d+(?:\s*[,，、]\s*\d+)*)\]")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？])")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _IDEOGRAPH = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
@@ -120,7 +119,7 @@ def terms(text: str, language: str) -> dict[str, int]:
     """The terms of ``text`` with their weights (their length; two for a Chinese character)."""
     family = _family(language)
     found: dict[str, int] = {}
-    for token in _converter(family).analyze(_CITATION.sub(" ", text)):
+    for token in _converter(family).analyze(CITATION_MARK.sub(" ", text)):
         if token in _GENERIC[family] or token.isdigit():
             continue
         ideographs = len(_IDEOGRAPH.findall(token))
@@ -138,7 +137,7 @@ def numbers(text: str, language: str = "en") -> set[str]:
     thousands separators."""
     from rag.evaluation.answers import number_words_as_digits
 
-    spaced = re.sub(r"(?<!\d)([^\w\s])|([^\w\s])(?!\d)", r" \1\2 ", _CITATION.sub(" ", text))
+    spaced = re.sub(r"(?<!\d)([^\w\s])|([^\w\s])(?!\d)", r" \1\2 ", CITATION_MARK.sub(" ", text))
     written = number_words_as_digits(spaced.casefold(), language)
     return {re.sub(r"[.,](?=\d{3}\b)", "", number) for number in _NUMBER.findall(written)}
 
@@ -171,9 +170,8 @@ def sentences(answer: str) -> list[tuple[str, list[int]]]:
     for sentence in _SENTENCE.split(answer.strip()):
         if not sentence.strip():
             continue
-        cites = [int(number) for match in _CITATION.finditer(sentence)
-                 for number in re.split(r"\s*[,，、]\s*", match.group(1))]
-        if not cites and not _CITATION.sub("", sentence).strip(" .。"):
+        cites = cited_numbers(sentence)
+        if not cites and not CITATION_MARK.sub("", sentence).strip(" .。"):
             continue
         cites = cites or previous
         found.append((sentence.strip(), cites))
@@ -183,7 +181,7 @@ def sentences(answer: str) -> list[tuple[str, list[int]]]:
 
 def check(answer: str, question: str, passages: Sequence[str], language: str) -> Grounding:
     """Each sentence of ``answer`` against the passages it cites (numbered from 1)."""
-    if is_declined(_CITATION.sub("", answer)):
+    if is_declined(CITATION_MARK.sub("", answer)):
         return Grounding([], declined_by="answer")
     question_terms = terms(question, language)
     question_numbers = numbers(question, language)

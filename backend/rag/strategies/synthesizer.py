@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
@@ -17,13 +16,12 @@ from rag.llms import (
 from rag.retrievers import Hit
 
 from . import grounding
-from .answer_prompts import INSTRUCTIONS, LANGUAGES, detect_language, example_turns, user_message
+from .answer_prompts import INSTRUCTIONS, LANGUAGES, cited_numbers, detect_language, example_turns, user_message
 from .context import distinct, fit
 from .grounding import Grounding
 
 Language = Literal["en", "es", "zh-Hant", "zh-Hans"]
 
-CITATION_MARK = re.compile(r"\[(\d+(?:\s*[,，、]\s*\d+)*)\]")
 MIN_PASSAGE_ROOM = 200
 """Below this many tokens for passages, the worked examples and then the oldest conversation
 turns are left out to make room (under a reading budget, below half of it: a small reading
@@ -343,10 +341,5 @@ class ResponseSynthesizer(ConfigObject["ResponseSynthesizer.Params"]):
     def citations(self, answer: str, prepared: Prepared,
                   documents: Mapping[int, SourceDocument] | None = None) -> list[dict[str, Any]]:
         """Each ``[n]`` of the answer that names a chunk sent, once, in order of first use."""
-        numbers: list[int] = []
-        for match in CITATION_MARK.finditer(answer):
-            for number in re.split(r"\s*[,，、]\s*", match.group(1)):
-                n = int(number)
-                if 1 <= n <= len(prepared.sent) and n not in numbers:
-                    numbers.append(n)
+        numbers = [n for n in dict.fromkeys(cited_numbers(answer)) if 1 <= n <= len(prepared.sent)]
         return self.passage_refs(prepared, documents, numbers)

@@ -13,12 +13,12 @@ settings), else the environment's: ``TRELLIS_RUN_DEADLINE_S`` (300) and
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from rag.core import TrellisError
+from rag.core.environment import environment_number
 from rag.core.i18n import gettext_noop
 
 DEFAULT_DEADLINE_S = 300.0
@@ -49,9 +49,9 @@ class RunLimits:
     @classmethod
     def from_environment(cls, environ: Mapping[str, str] | None = None) -> RunLimits:
         """``TRELLIS_RUN_DEADLINE_S`` and ``TRELLIS_RUN_MAX_LLM_CALLS``, with their defaults."""
-        environ = os.environ if environ is None else environ
-        return cls.of(deadline_s=_number(environ, "TRELLIS_RUN_DEADLINE_S", DEFAULT_DEADLINE_S),
-                      max_llm_calls=int(_number(environ, "TRELLIS_RUN_MAX_LLM_CALLS", DEFAULT_MAX_LLM_CALLS)))
+        return cls.of(deadline_s=environment_number("TRELLIS_RUN_DEADLINE_S", DEFAULT_DEADLINE_S, environ),
+                      max_llm_calls=int(environment_number("TRELLIS_RUN_MAX_LLM_CALLS", DEFAULT_MAX_LLM_CALLS,
+                                                           environ)))
 
     @classmethod
     def of(cls, *, deadline_s: float | None, max_llm_calls: int | None) -> RunLimits:
@@ -106,16 +106,6 @@ def configure_run_limits(limits: RunLimits | None) -> None:
 def default_run_limits() -> RunLimits:
     """The limits a run gets unless it is given its own."""
     return _configured if _configured is not None else RunLimits.from_environment()
-
-
-def _number(environ: Mapping[str, str], name: str, default: float) -> float:
-    raw = environ.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        return float(raw)
-    except ValueError:
-        raise ValueError(f"{name}={raw!r} is not a number") from None
 
 
 def _whole(seconds: float) -> float | int:

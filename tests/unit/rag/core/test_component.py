@@ -53,6 +53,17 @@ def test_factory_prepares_children_before_their_parent():
     ]
 
 
+def test_a_component_in_a_slot_loaded_on_use_is_prepared_but_not_loaded(monkeypatch):
+    # A strategy's follow-up model is asked only for follow-ups: building the pipeline must not
+    # load it (the packaged model would take seconds and a gigabyte for a hosted pipeline).
+    monkeypatch.setattr(Semantic, "LOADED_ON_USE", frozenset({"encoder"}))
+    events.clear()
+    semantic = build({"component": "Semantic"}, registry=registry, infra={"env_path": "/tmp/x"})
+    assert events == [("set_trace_params", "Encoder"), ("inject_infra", "Encoder"),
+                      ("set_trace_params", "Semantic"), ("inject_infra", "Semantic"), ("init_model", "Semantic")]
+    assert semantic.encoder.infra == {"env_path": "/tmp/x"}
+
+
 def test_infra_reaches_every_node_and_trace_params_are_a_deep_copy():
     blend = build({"component": "Blend", "params": {"children": [{"component": "Keyword"}]}}, registry=registry,
                   infra={"env_path": "/data"})
