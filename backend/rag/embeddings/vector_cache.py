@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from rag.core.arrays import load_npy
 from rag.locations import engine_data_dir
 
 logger = logging.getLogger(__name__)
@@ -80,7 +81,7 @@ class VectorCache:
         if not path.is_file():
             return None
         try:
-            vectors = np.load(path, allow_pickle=False)
+            vectors = load_npy(path)
         except (OSError, ValueError) as exc:
             logger.warning("cached vectors %s are unreadable, embedding again: %s", path, exc)
             return None

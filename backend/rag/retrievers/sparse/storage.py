@@ -35,6 +35,7 @@ from typing import Any, BinaryIO
 import numpy as np
 import scipy.sparse as sp
 
+from rag.core.arrays import load_npz
 from rag.core.errors import TrellisError
 
 from .bm25 import BM25Index, BM25Parameters
@@ -259,8 +260,8 @@ def _read_from(directory: int, target: Path) -> BM25Index:
             raise BM25IndexError(f"{where}: {arrays_name} does not match its checksum in {MANIFEST} (corrupt)")
         stream.seek(0)
         try:
-            with np.load(stream, allow_pickle=False) as arrays:
-                data, indices, indptr, shape = (arrays[name] for name in ("data", "indices", "indptr", "shape"))
+            arrays = load_npz(stream, ("data", "indices", "indptr", "shape"))
+            data, indices, indptr, shape = (arrays[name] for name in ("data", "indices", "indptr", "shape"))
         except (KeyError, ValueError, OSError, zipfile.BadZipFile) as exc:
             raise BM25IndexError(f"{where}: {arrays_name} is unreadable ({_describe(exc)})") from None
 
