@@ -2,7 +2,7 @@ import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 
 import "./i18n";
-import "./styles.css";
+import "./styles/index.css";
 import { App } from "./App";
 
 const container = document.getElementById("root");

@@ -4,12 +4,14 @@ import { useTranslation } from "react-i18next";
 
 import { deleteEvaluation, isActive, type EvaluationDetail } from "../../api/evaluation";
 import { ConfirmDialog } from "../../components/ConfirmDialog";
+import { ConnectionChip } from "../../components/ConnectionChip";
 import { ErrorNotice, Loading, ProgressBar } from "../../components/StatusViews";
 import { useToast } from "../../components/Toasts";
+import type { Connection } from "../../lib/liveFeed";
 import { Link, useNavigate } from "../../router/Router";
 import { useDocumentTitle } from "../../shell/useDocumentTitle";
-import { ConnectionChip, EvaluationStatusBadge } from "./badges";
-import { useEvaluationFeed, type Connection } from "./evaluationFeed";
+import { EvaluationStatusBadge } from "./badges";
+import { useEvaluationFeed } from "./evaluationFeed";
 import { formatDate } from "./format";
 import { ResultsView } from "./ResultsView";
 
@@ -68,7 +70,7 @@ function EvaluationView({ evaluation, connection }: { evaluation: EvaluationDeta
           <p className="page__subtitle">{t("evaluation.onDataset", { dataset: evaluation.dataset_name })}</p>
           <div className="card__meta">
             <EvaluationStatusBadge status={evaluation.status} />
-            <ConnectionChip connection={connection} />
+            <ConnectionChip connection={connection} subject="evaluation" />
             {evaluation.pipelines.map((pipeline) => (
               <span key={pipeline.name} className="chip" title={pipeline.preset ? t("evaluation.presetTitle") : t("evaluation.pipelineTitle")}>
                 {pipeline.name}

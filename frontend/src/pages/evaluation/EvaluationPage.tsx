@@ -14,12 +14,12 @@ import {
 import { ConfirmDialog } from "../../components/ConfirmDialog";
 import { EmptyState, ErrorNotice, Loading } from "../../components/StatusViews";
 import { useToast } from "../../components/Toasts";
+import { usePolling } from "../../lib/liveFeed";
 import { useLoad } from "../../lib/useLoad";
 import { useNavigate } from "../../router/Router";
 import { useDocumentTitle } from "../../shell/useDocumentTitle";
 import { DatasetDialog } from "./DatasetDialog";
 import { DatasetList } from "./DatasetList";
-import { usePolling } from "./evaluationFeed";
 import { EvaluationList } from "./EvaluationList";
 import { NewEvaluationDialog } from "./NewEvaluationDialog";
 

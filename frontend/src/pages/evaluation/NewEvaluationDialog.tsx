@@ -18,7 +18,7 @@ import { toErrorSchema } from "../../components/SchemaForm/errors";
 import { Loading } from "../../components/StatusViews";
 import { useToast } from "../../components/Toasts";
 import { useLoad } from "../../lib/useLoad";
-import { Field, FieldErrors, NumberField, UnplacedErrors } from "./fields";
+import { Field, FieldErrors, NumberField, UnplacedErrors } from "../../components/fields";
 import { parseOptionalInt } from "./format";
 
 const SCALAR_FIELDS = ["dataset", "pipelines", "query_limit", "depth", "answer_queries", "seed"] as const;

@@ -1,8 +1,7 @@
-import { LoaderCircle, Radio, RefreshCw } from "lucide-react";
+import { LoaderCircle } from "lucide-react";
 import { useTranslation } from "react-i18next";
 
 import type { DatasetStatus, EvaluationStatus } from "../../api/evaluation";
-import type { Connection } from "./evaluationFeed";
 
 const TONES: Record<DatasetStatus | EvaluationStatus, string> = {
   importing: "badge--queued",
@@ -32,26 +31,4 @@ export function DatasetStatusBadge({ status }: { status: DatasetStatus }) {
 export function EvaluationStatusBadge({ status }: { status: EvaluationStatus }) {
   const { t } = useTranslation();
   return <Badge status={status} label={t(`evaluation.status.${status}`)} />;
-}
-
-/** Whether progress is pushed live or read every few seconds; nothing once the run is over. */
-export function ConnectionChip({ connection }: { connection: Connection }) {
-  const { t } = useTranslation();
-  if (connection === "live") {
-    return (
-      <span className="chip chip--accent" title={t("evaluation.liveHint")}>
-        <Radio aria-hidden="true" size={13} />
-        {t("evaluation.live")}
-      </span>
-    );
-  }
-  if (connection === "polling") {
-    return (
-      <span className="chip" title={t("evaluation.pollingHint")}>
-        <RefreshCw aria-hidden="true" size={13} />
-        {t("evaluation.polling")}
-      </span>
-    );
-  }
-  return null;
 }

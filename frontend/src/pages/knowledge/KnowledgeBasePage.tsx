@@ -1,4 +1,4 @@
-import { ArrowLeft, FileStack, Pencil, Radio, RefreshCw, Trash2 } from "lucide-react";
+import { ArrowLeft, FileStack, Pencil, Trash2 } from "lucide-react";
 import { useCallback, useEffect, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
 
@@ -11,6 +11,7 @@ import {
   type KnowledgeDocument,
 } from "../../api/knowledge";
 import { ConfirmDialog } from "../../components/ConfirmDialog";
+import { ConnectionChip } from "../../components/ConnectionChip";
 import { EmptyState, ErrorNotice, Loading } from "../../components/StatusViews";
 import { useToast } from "../../components/Toasts";
 import { useLoad } from "../../lib/useLoad";
@@ -18,7 +19,7 @@ import { Link, useLocation, useNavigate } from "../../router/Router";
 import { useDocumentTitle } from "../../shell/useDocumentTitle";
 import { ChunkBrowser } from "./ChunkBrowser";
 import { DocumentList } from "./DocumentList";
-import { addDocuments, useDocumentFeed, type Connection } from "./documentFeed";
+import { addDocuments, useDocumentFeed } from "./documentFeed";
 import { KnowledgeBaseDialog } from "./KnowledgeBaseDialog";
 import { UploadPanel } from "./UploadPanel";
 import { useUploads } from "./uploads";
@@ -108,7 +109,7 @@ function KnowledgeBaseView({ base, onChanged }: { base: KnowledgeBase; onChanged
           {base.description && <p className="page__subtitle">{base.description}</p>}
           <div className="card__meta">
             <span className="chip">{t(`knowledge.languages.${base.language}`)}</span>
-            <ConnectionChip connection={feed.connection} />
+            <ConnectionChip connection={feed.connection} subject="documents" />
           </div>
         </div>
         <div className="page__actions">
@@ -190,25 +191,4 @@ function KnowledgeBaseView({ base, onChanged }: { base: KnowledgeBase; onChanged
       )}
     </section>
   );
-}
-
-function ConnectionChip({ connection }: { connection: Connection }) {
-  const { t } = useTranslation();
-  if (connection === "live") {
-    return (
-      <span className="chip chip--accent" title={t("documents.liveHint")}>
-        <Radio aria-hidden="true" size={13} />
-        {t("documents.live")}
-      </span>
-    );
-  }
-  if (connection === "polling") {
-    return (
-      <span className="chip" title={t("documents.pollingHint")}>
-        <RefreshCw aria-hidden="true" size={13} />
-        {t("documents.polling")}
-      </span>
-    );
-  }
-  return null;
 }

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useRef, useState } from "react";
+import { useCallback } from "react";
 
 import {
   DOCUMENT_STAGES,
@@ -8,6 +8,7 @@ import {
   type DocumentStatus,
   type KnowledgeDocument,
 } from "../../api/knowledge";
+import { useLiveFeed } from "../../lib/liveFeed";
 
 /** What `ws/knowledge/<id>/` sends. */
 export type FeedMessage =
@@ -15,16 +16,8 @@ export type FeedMessage =
   | { type: "document.progress"; document: DocumentProgress }
   | { type: "document.deleted"; document_id: number };
 
-/** How the list stays current: pushed by the server, or asked for every few seconds. */
-export type Connection = "connecting" | "live" | "polling";
-
-/** Closed by the server because the user may not watch this knowledge base. */
-const FORBIDDEN = 4403;
-const RECONNECT_MIN_MS = 1000;
-const RECONNECT_MAX_MS = 30000;
 const POLL_BUSY_MS = 2000;
 const POLL_IDLE_MS = 10000;
-const SETTLE_MS = 500;
 
 function merged(document: KnowledgeDocument | undefined, progress: DocumentProgress): KnowledgeDocument {
   return {
@@ -58,6 +51,8 @@ export function applyFeedMessage(documents: readonly KnowledgeDocument[], messag
     }
     case "document.deleted":
       return documents.filter((document) => document.id !== message.document_id);
+    default:
+      return [...documents];
   }
 }
 
@@ -87,95 +82,17 @@ export function isInProgress(document: { status: DocumentStatus }): boolean {
 /**
  * The knowledge base's documents, kept current by its websocket; when the websocket cannot
  * connect (a proxy without websockets, a plain WSGI server) or drops, the list is polled until
- * it reconnects, with growing pauses between attempts.
+ * it reconnects.
  */
 export function useDocumentFeed(knowledgeBaseId: number, language: string) {
-  const [documents, setDocuments] = useState<KnowledgeDocument[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [connection, setConnection] = useState<Connection>("connecting");
-  const latest = useRef<KnowledgeDocument[] | null>(null);
-  latest.current = documents;
-
-  const refresh = useCallback(
-    async (signal?: AbortSignal) => {
-      try {
-        const fresh = await fetchDocuments(knowledgeBaseId, signal);
-        setDocuments(fresh);
-        setError(null);
-      } catch (failure) {
-        if (!signal?.aborted) setError((failure as Error).message);
-      }
-    },
-    [knowledgeBaseId],
-  );
-
-  useEffect(() => {
-    const controller = new AbortController();
-    let socket: WebSocket | null = null;
-    let reconnectTimer: number | undefined;
-    let pollTimer: number | undefined;
-    let settleTimer: number | undefined;
-    let attempts = 0;
-
-    const poll = () => {
-      const busy = latest.current?.some(isInProgress) ?? true;
-      pollTimer = window.setTimeout(async () => {
-        await refresh(controller.signal);
-        if (!controller.signal.aborted) poll();
-      }, busy ? POLL_BUSY_MS : POLL_IDLE_MS);
-    };
-    const stopPolling = () => {
-      window.clearTimeout(pollTimer);
-      pollTimer = undefined;
-    };
-
-    const connect = () => {
-      socket = new WebSocket(knowledgeSocketUrl(knowledgeBaseId, language));
-      socket.onopen = () => {
-        attempts = 0;
-        stopPolling();
-        setConnection("live");
-      };
-      socket.onmessage = (event: MessageEvent<string>) => {
-        let message: FeedMessage;
-        try {
-          message = JSON.parse(event.data) as FeedMessage;
-        } catch {
-          return;
-        }
-        setDocuments((current) => applyFeedMessage(current ?? [], message));
-        // Finished documents gain fields only the REST API has (page count): read them once.
-        if (message.type === "document.progress" && !isInProgress(message.document)) {
-          window.clearTimeout(settleTimer);
-          settleTimer = window.setTimeout(() => void refresh(controller.signal), SETTLE_MS);
-        }
-      };
-      socket.onclose = (event) => {
-        socket = null;
-        if (controller.signal.aborted) return;
-        setConnection("polling");
-        if (pollTimer === undefined) poll();
-        if (event.code === FORBIDDEN) return;
-        const delay = Math.min(RECONNECT_MAX_MS, RECONNECT_MIN_MS * 2 ** attempts++);
-        reconnectTimer = window.setTimeout(connect, delay);
-      };
-    };
-
-    void refresh(controller.signal).then(() => {
-      if (!controller.signal.aborted) connect();
-    });
-
-    return () => {
-      controller.abort();
-      window.clearTimeout(reconnectTimer);
-      window.clearTimeout(settleTimer);
-      stopPolling();
-      if (socket) {
-        socket.onclose = null;
-        socket.close();
-      }
-    };
-  }, [knowledgeBaseId, language, refresh]);
-
-  return { documents, setDocuments, error, connection, refresh };
+  const load = useCallback((signal?: AbortSignal) => fetchDocuments(knowledgeBaseId, signal), [knowledgeBaseId]);
+  const feed = useLiveFeed<KnowledgeDocument[], FeedMessage>({
+    load,
+    socketUrl: knowledgeSocketUrl(knowledgeBaseId, language),
+    apply: (documents, message) => applyFeedMessage(documents ?? [], message),
+    pollMs: (documents) => (documents?.some(isInProgress) ?? true ? POLL_BUSY_MS : POLL_IDLE_MS),
+    // Finished documents gain fields only the REST API has (page count): read them once.
+    reloadAfter: (message) => message.type === "document.progress" && !isInProgress(message.document),
+  });
+  return { documents: feed.data, setDocuments: feed.setData, error: feed.error, connection: feed.connection, refresh: feed.refresh };
 }

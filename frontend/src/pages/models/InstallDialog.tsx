@@ -7,7 +7,7 @@ import { Modal } from "../../components/Modal";
 import { ProgressBar } from "../../components/StatusViews";
 import { useToast } from "../../components/Toasts";
 import { formatBytes } from "../../lib/format";
-import { Field, UnplacedErrors } from "../evaluation/fields";
+import { Field, UnplacedErrors } from "../../components/fields";
 
 type Source = "hub" | "zip" | "folder";
 

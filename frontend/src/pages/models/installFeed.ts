@@ -1,14 +1,7 @@
-import { useCallback, useEffect, useRef, useState } from "react";
+import { useCallback, useRef } from "react";
 
 import { fetchInstalls, isActiveInstall, modelsSocketUrl, type InstallMessage, type ModelInstall } from "../../api/models";
-
-/** How the installs stay current: pushed by the server, or asked for every few seconds. */
-export type Connection = "connecting" | "live" | "polling";
-
-const FORBIDDEN = 4403;
-const RECONNECT_MIN_MS = 1000;
-const RECONNECT_MAX_MS = 30000;
-export const POLL_MS = 2000;
+import { POLL_MS, useLiveFeed } from "../../lib/liveFeed";
 
 /** The installs after one message, newest first. */
 export function applyInstallMessage(installs: readonly ModelInstall[], message: InstallMessage): ModelInstall[] {
@@ -35,108 +28,31 @@ export function settledBetween(before: readonly ModelInstall[], after: readonly 
  * reconnects. `onSettled` hears each install that ends, so the page can list the new model.
  */
 export function useInstallFeed(language: string, onSettled: (install: ModelInstall) => void) {
-  const [installs, setInstalls] = useState<ModelInstall[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [connection, setConnection] = useState<Connection>("connecting");
-  const latest = useRef<ModelInstall[] | null>(null);
   const settled = useRef(onSettled);
   settled.current = onSettled;
-
-  const update = useCallback((next: ModelInstall[]) => {
-    const before = latest.current ?? [];
-    latest.current = next;
-    setInstalls(next);
-    for (const id of settledBetween(before, next)) {
-      const install = next.find((item) => item.id === id);
-      if (install) settled.current(install);
-    }
-  }, []);
-
-  const refresh = useCallback(
-    async (signal?: AbortSignal) => {
-      try {
-        update(await fetchInstalls(signal));
-        setError(null);
-      } catch (failure) {
-        if (!signal?.aborted) setError((failure as Error).message);
+  const feed = useLiveFeed<ModelInstall[], InstallMessage>({
+    load: fetchInstalls,
+    socketUrl: modelsSocketUrl(language),
+    apply: (installs, message) =>
+      message.type === "model.installs" || message.type === "model.install"
+        ? applyInstallMessage(installs ?? [], message)
+        : installs,
+    pollMs: (installs) => (installs?.some((install) => isActiveInstall(install.status)) ?? true ? POLL_MS : POLL_MS * 5),
+    onChange: (before, after) => {
+      for (const id of settledBetween(before ?? [], after)) {
+        const install = after.find((item) => item.id === id);
+        if (install) settled.current(install);
       }
     },
-    [update],
-  );
+  });
+  const { setData } = feed;
 
   /** An install the page itself just asked for (the answer may beat or trail its first event). */
   const add = useCallback(
-    (install: ModelInstall) => {
-      const current = latest.current ?? [];
-      if (!current.some((item) => item.id === install.id)) update([install, ...current]);
-    },
-    [update],
+    (install: ModelInstall) =>
+      setData((current) => (current?.some((item) => item.id === install.id) ? current : [install, ...(current ?? [])])),
+    [setData],
   );
 
-  useEffect(() => {
-    const controller = new AbortController();
-    let socket: WebSocket | null = null;
-    let reconnectTimer: number | undefined;
-    let pollTimer: number | undefined;
-    let attempts = 0;
-
-    const poll = () => {
-      const busy = latest.current?.some((install) => isActiveInstall(install.status)) ?? true;
-      pollTimer = window.setTimeout(async () => {
-        await refresh(controller.signal);
-        if (!controller.signal.aborted) poll();
-      }, busy ? POLL_MS : POLL_MS * 5);
-    };
-    const stopPolling = () => {
-      window.clearTimeout(pollTimer);
-      pollTimer = undefined;
-    };
-
-    const connect = () => {
-      socket = new WebSocket(modelsSocketUrl(language));
-      socket.onopen = () => {
-        attempts = 0;
-        stopPolling();
-        setConnection("live");
-      };
-      socket.onmessage = (event: MessageEvent<string>) => {
-        let message: InstallMessage;
-        try {
-          message = JSON.parse(event.data) as InstallMessage;
-        } catch {
-          return;
-        }
-        if (message.type !== "model.installs" && message.type !== "model.install") return;
-        update(applyInstallMessage(latest.current ?? [], message));
-      };
-      socket.onclose = (event) => {
-        socket = null;
-        if (controller.signal.aborted) return;
-        setConnection("polling");
-        if (pollTimer === undefined) {
-          void refresh(controller.signal);
-          poll();
-        }
-        if (event.code === FORBIDDEN) return;
-        const delay = Math.min(RECONNECT_MAX_MS, RECONNECT_MIN_MS * 2 ** attempts++);
-        reconnectTimer = window.setTimeout(connect, delay);
-      };
-    };
-
-    void refresh(controller.signal).then(() => {
-      if (!controller.signal.aborted) connect();
-    });
-
-    return () => {
-      controller.abort();
-      window.clearTimeout(reconnectTimer);
-      stopPolling();
-      if (socket) {
-        socket.onclose = null;
-        socket.close();
-      }
-    };
-  }, [language, refresh, update]);
-
-  return { installs, error, connection, add, refresh };
+  return { installs: feed.data, error: feed.error, connection: feed.connection, add, refresh: feed.refresh };
 }

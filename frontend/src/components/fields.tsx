@@ -1,6 +1,6 @@
 import type { ReactNode } from "react";
 
-import type { PathError } from "../../api/components";
+import type { PathError } from "../api/components";
 
 export function FieldErrors({ messages }: { messages: readonly string[] }) {
   return (
