@@ -198,6 +198,7 @@ class BaseRetriever(ConfigObject[RetrieverParamsT]):
             query=query,
             top_k=k,
             details=dict(details or {}),
+            score_scale=self.score_scale,
         )
         started = time.perf_counter()
         try:
@@ -221,6 +222,20 @@ class BaseRetriever(ConfigObject[RetrieverParamsT]):
 
     def _search(self, query: str, top_k: int, node: TraceNode) -> list[Hit]:
         raise NotImplementedError(f"{type(self).__name__} does not implement _search")
+
+    @property
+    def score_scale(self) -> str | None:
+        """What this retriever's scores measure, by a stable name the interface translates:
+        ``bm25`` (BM25 score), ``cosine`` / ``inner_product`` / ``negative_l2`` (a vector
+        similarity), ``rrf`` (rank-fusion score), ``weighted`` (fused score), ``relevance`` (a
+        cross-encoder's probability), ``llm_rank`` (1 − position / candidates, an LLM's order)
+        or ``mixed`` (each result keeps the score of the child that found it); None when unnamed."""
+        return None
+
+    def explain(self, query: str, hits: Sequence[Hit]) -> list[dict[str, Any]]:
+        """Why each of ``hits`` (this retriever's answer to ``query``) scored what it did, one
+        dict per hit; empty when the score is its own explanation."""
+        return [{} for _ in hits]
 
     def score_chunks(self, chunk_ids: Sequence[int], query: str) -> list[tuple[int, float]]:
         """``(chunk_id, distance)`` for each id, sorted ascending: lower is closer."""

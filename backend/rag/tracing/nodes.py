@@ -38,6 +38,8 @@ class TraceNode:
     error: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
     """Component-specific facts (an LLM's attempts, a fallback taken), shown by the trace view."""
+    score_scale: str | None = None
+    """What the results' scores measure (``BaseRetriever.score_scale``), so a number explains itself."""
 
     def to_dict(self) -> dict[str, Any]:
         data = {
@@ -52,6 +54,8 @@ class TraceNode:
             "rounds": self.rounds,
             "error": self.error,
         }
+        if self.score_scale:
+            data["score_scale"] = self.score_scale
         if self.details:
             data["details"] = self.details
         return data

@@ -51,8 +51,8 @@ export interface ResultRow {
   rank: number;
   /** The positions an expanded chunk covers. */
   window?: [number, number];
-  /** Which children (by index) returned a fused chunk, at which rank and score. */
-  sources?: { child: number; rank: number; score: number }[];
+  /** Which children (by index) returned a fused chunk, at which rank and score, and what that added to its score. */
+  sources?: { child: number; rank: number; score: number; contribution?: number }[];
 }
 
 export interface Operation {
@@ -108,6 +108,8 @@ export interface TraceNode {
   children: TraceNode[];
   rounds: RoundSummary[];
   error: string | null;
+  /** What the results' scores measure: bm25, cosine, rrf, weighted, … (absent in older traces). */
+  score_scale?: string;
   details?: { plan?: PlanRecord; [key: string]: unknown };
 }
 

@@ -245,6 +245,10 @@ class AgenticEnsembleRetriever(CompositeRetriever["AgenticEnsembleRetriever.Para
     def depth_limit(cls, params: Mapping[str, Any]) -> tuple[int, str] | None:
         return int(params["max_chunks"]), f"{cls.NAME} keeps at most max_chunks={params['max_chunks']} chunks, chosen by its LLM"
 
+    @property
+    def score_scale(self) -> str:
+        return "mixed"
+
     def _search(self, query: str, top_k: int, node: TraceNode) -> list[Hit]:
         recorder = current_recorder()
         # Each child's deepest ranking so far: asking a child again for more results extends its

@@ -30,7 +30,8 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[Hit]], k: int = 60) -> li
     """Score each chunk by Σ 1 / (k + rank) over the rankings it appears in (rank from 1).
 
     Ties keep the order in which chunks were first seen, child by child. Each fused hit's
-    ``sources`` lists ``{"child", "rank", "score"}`` for every ranking it came from.
+    ``sources`` lists ``{"child", "rank", "score", "contribution"}`` for every ranking it came
+    from; the contributions add up to its score.
     """
     fused: dict[int, list[Any]] = {}
     for child, ranking in enumerate(rankings):
@@ -38,7 +39,7 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[Hit]], k: int = 60) -> li
             entry = fused.setdefault(hit.chunk.id, [hit.chunk, 0.0, []])
             entry[0] = _wider(entry[0], hit.chunk)
             entry[1] += 1.0 / (k + rank)
-            entry[2].append({"child": child, "rank": rank, "score": hit.score})
+            entry[2].append({"child": child, "rank": rank, "score": hit.score, "contribution": 1.0 / (k + rank)})
     ordered = sorted(fused.values(), key=lambda entry: -entry[1])
     return [Hit(chunk, score, tuple(sources)) for chunk, score, sources in ordered]
 
@@ -46,7 +47,8 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[Hit]], k: int = 60) -> li
 def weighted_fusion(rankings: Sequence[Sequence[Hit]], weights: Sequence[float]) -> list[Hit]:
     """Score each chunk by Σ weight × min–max normalised score over the rankings it appears in.
 
-    A ranking whose scores are all equal normalises to 1 for each of its chunks.
+    A ranking whose scores are all equal normalises to 1 for each of its chunks. Sources add
+    ``normalised`` to RRF's keys.
     """
     fused: dict[int, list[Any]] = {}
     for child, (ranking, weight) in enumerate(zip(rankings, weights, strict=True)):
@@ -59,7 +61,8 @@ def weighted_fusion(rankings: Sequence[Sequence[Hit]], weights: Sequence[float])
             entry = fused.setdefault(hit.chunk.id, [hit.chunk, 0.0, []])
             entry[0] = _wider(entry[0], hit.chunk)
             entry[1] += weight * normalised
-            entry[2].append({"child": child, "rank": rank, "score": hit.score})
+            entry[2].append({"child": child, "rank": rank, "score": hit.score, "normalised": normalised,
+                             "contribution": weight * normalised})
     ordered = sorted(fused.values(), key=lambda entry: -entry[1])
     return [Hit(chunk, score, tuple(sources)) for chunk, score, sources in ordered]
 
@@ -149,6 +152,22 @@ class EnsembleRetriever(CompositeRetriever["EnsembleRetriever.Params"]):
                 if any(weight < 0 for weight in self.weights):
                     raise ValueError("weights must be ≥ 0")
             return self
+
+    @property
+    def score_scale(self) -> str:
+        return "rrf" if self.params.fusion == "rrf" else "weighted"
+
+    def explain(self, query: str, hits: Sequence[Hit]) -> list[dict[str, Any]]:
+        """Each child that returned the hit: its rank and score there (on the child's scale) and
+        what that added to the fused score, 1 / (rrf_k + rank) or weight × normalised score."""
+        children = [{"component": child.NAME, "score_scale": child.score_scale} for child in self.children]
+        weights = self.params.weights or [1.0] * len(self.children)
+        return [
+            {"sources": [{**source, **children[source["child"]],
+                          **({"weight": weights[source["child"]]} if self.params.fusion == "weighted" else {})}
+                         for source in hit.sources]}
+            for hit in hits
+        ]
 
     def _search(self, query: str, top_k: int, node: TraceNode) -> list[Hit]:
         answers = search_children(self.children, query)

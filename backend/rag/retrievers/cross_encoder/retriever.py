@@ -207,6 +207,10 @@ class SentenceTransformerCrossEncoderRetriever(CompositeRetriever["SentenceTrans
             return []
         return cross_encoder_logits(self._model(), query, texts, batch_size=self.params.batch_size)
 
+    @property
+    def score_scale(self) -> str:
+        return "relevance"
+
     def _search(self, query: str, top_k: int, node: TraceNode) -> list[Hit]:
         candidates, child_node = self.children[0].search(query)
         node.children = [child_node]

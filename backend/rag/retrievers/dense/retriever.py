@@ -134,6 +134,10 @@ class DenseEmbeddingRetriever(BaseRetriever["DenseEmbeddingRetriever.Params"]):
                 return hits[:top_k]
             wanted *= 4
 
+    @property
+    def score_scale(self) -> str:
+        return {"cosine": "cosine", "ip": "inner_product", "l2": "negative_l2"}[self.params.similarity_metric]
+
     def _similarity(self, distance: float) -> float:
         return -distance if self.params.similarity_metric == "l2" else 1.0 - distance
 

@@ -173,6 +173,10 @@ class LLMRerankRetriever(CompositeRetriever["LLMRerankRetriever.Params"]):
         # Deepening the child would put that many passages into one prompt.
         return child_top_k, f"{cls.NAME} re-orders its child's {child_top_k} candidates with an LLM"
 
+    @property
+    def score_scale(self) -> str:
+        return "llm_rank"
+
     def _search(self, query: str, top_k: int, node: TraceNode) -> list[Hit]:
         candidates, child_node = self.children[0].search(query)
         node.children = [child_node]

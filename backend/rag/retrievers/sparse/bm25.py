@@ -289,6 +289,30 @@ class BM25Index:
             scores += float(self._floor[columns] @ repeats)
         return scores
 
+    def contributions(self, query_tokens: Iterable[str], row: int) -> list[dict[str, Any]]:
+        """Each distinct query term's part of document ``row``'s score, in query order.
+
+        A row is ``{"term", "query_count", "term_frequency", "idf", "contribution"}``; the
+        contributions add up to ``scores(query_tokens)[row]`` (BM25+'s floor included in each
+        term's part). A term no document holds has ``idf`` 0 and contributes nothing.
+        """
+        counts, indptr, indices = self._counts, self._counts.indptr, self._counts.indices
+        lookup = self._vocabulary.column
+        parts = []
+        for term, repeat in Counter(query_tokens).items():
+            column = lookup(term)
+            if column is None:
+                parts.append({"term": term, "query_count": repeat, "term_frequency": 0, "idf": 0.0, "contribution": 0.0})
+                continue
+            start, stop = indptr[column], indptr[column + 1]
+            at = np.flatnonzero(indices[start:stop] == row)
+            frequency = int(counts.data[start + at[0]]) if at.size else 0
+            weight = float(self._weights[start + at[0]]) if at.size else 0.0
+            floor = float(self._floor[column]) if self._floor is not None else 0.0
+            parts.append({"term": term, "query_count": repeat, "term_frequency": frequency,
+                          "idf": float(self._idf[column]), "contribution": (weight + floor) * repeat})
+        return parts
+
     def matches(self, query_tokens: Iterable[str]) -> np.ndarray:
         """A boolean per document: does it contain at least one of ``query_tokens``?"""
         columns, _ = self._query_columns(query_tokens)

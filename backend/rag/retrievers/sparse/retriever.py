@@ -176,6 +176,19 @@ class BM25Retriever(BaseRetriever["BM25Retriever.Params"]):
         ids = index.doc_ids
         return [Hit(chunks[int(ids[row])], float(scores[row])) for row in rows if int(ids[row]) in chunks]
 
+    @property
+    def score_scale(self) -> str:
+        return "bm25"
+
+    def explain(self, query: str, hits: Sequence[Hit]) -> list[dict[str, Any]]:
+        """The query's terms as the index analyses them, and each one's part of the hit's score
+        (``BM25Index.contributions``: they add up to it). An expanded window keeps the id, and
+        so the explanation, of the chunk that was retrieved."""
+        index = self.index()
+        tokens = self.converter.analyze(query)
+        rows = index.rows_of([hit.chunk.id for hit in hits])
+        return [{"terms": index.contributions(tokens, int(row)) if row >= 0 else []} for row in rows]
+
     def score_chunks(self, chunk_ids: Sequence[int], query: str) -> list[tuple[int, float]]:
         """Distance = minus the BM25 score (a chunk the index lacks gets +inf)."""
         index = self.index()
@@ -191,4 +204,3 @@ class BM25Retriever(BaseRetriever["BM25Retriever.Params"]):
         rows = index.rows_of(chunk_ids)
         counts = index.counts.tocsr()
         return {int(chunk_id): counts[row] for chunk_id, row in zip(chunk_ids, rows, strict=True) if row >= 0}
-

@@ -22,6 +22,7 @@ export function NodeView({ node, facts, depth = 0 }: { node: TraceNode; facts: C
         <span className="trace-node__name">{name(node.class)}</span>
         <span className="chip" title={t("trace.nodeIdHint")}>{node.id}</span>
         {node.top_k !== null && <span className="chip">{t("trace.topK", { k: node.top_k })}</span>}
+        {node.score_scale && <span className="chip" data-testid="score-scale">{t(`trace.scale.${node.score_scale}`)}</span>}
         <span className="trace-node__time">
           <Timer aria-hidden="true" size={13} />
           {formatDuration(t, language, node.elapsed_ms)}
@@ -34,7 +35,7 @@ export function NodeView({ node, facts, depth = 0 }: { node: TraceNode; facts: C
         </p>
       )}
       {agentic && <RoundsView node={node} rounds={node.rounds} facts={facts} />}
-      <Results results={node.results} facts={facts} childNames={childNames} language={language} />
+      <Results results={node.results} facts={facts} childNames={childNames} language={language} scale={node.score_scale} />
       {node.children.length > 0 && (
         <details className="trace-node__children" open={depth < 2}>
           <summary>{agentic ? t("trace.consulted", { count: node.children.length }) : t("trace.children", { count: node.children.length })}</summary>
@@ -69,11 +70,13 @@ export function RunningAgenticView({ id, rounds, facts }: { id: string; rounds: 
   );
 }
 
-export function Results({ results, facts, childNames, language, sourceLabel }: {
+export function Results({ results, facts, childNames, language, sourceLabel, scale }: {
   results: ResultRow[];
   facts: ChunkFacts;
   childNames: string[];
   language: string;
+  /** What the scores measure (a trace node's `score_scale`). */
+  scale?: string;
   /** How a fused result's source is named (default: the child retriever). */
   sourceLabel?: (child: number) => string;
 }) {
@@ -86,7 +89,7 @@ export function Results({ results, facts, childNames, language, sourceLabel }: {
       {results.map((row, index) => (
         <li key={`${row.chunk_id}-${index}`} className={`trace-result${facts.dropped.has(row.chunk_id) ? " trace-result--dropped" : ""}`}>
           <span className="trace-result__rank">#{row.rank}</span>
-          <span className="trace-result__score" title={t("trace.scoreHint")}>
+          <span className="trace-result__score" title={scale ? `${t(`trace.scale.${scale}`)} ${formatScore(language, row.score)}` : t("trace.scoreHint")}>
             <span className="score-bar" aria-hidden="true">
               <span className="score-bar__fill" style={{ width: `${Math.round((shares[index] ?? 0) * 100)}%` }} />
             </span>
@@ -103,7 +106,9 @@ export function Results({ results, facts, childNames, language, sourceLabel }: {
                   </span>
                 )}
                 {row.sources?.map((source) => (
-                  <span key={`${source.child}-${source.rank}`} className="chip" title={t("trace.sourceHint", { score: formatScore(language, source.score) })}>
+                  <span key={`${source.child}-${source.rank}`} className="chip" title={source.contribution === undefined
+                    ? t("trace.sourceHint", { score: formatScore(language, source.score) })
+                    : t("trace.sourceContributionHint", { score: formatScore(language, source.score), contribution: formatScore(language, source.contribution) })}>
                     {t("trace.source", { name: label(source.child), rank: source.rank })}
                   </span>
                 ))}

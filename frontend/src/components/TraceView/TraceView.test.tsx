@@ -41,10 +41,14 @@ describe("TraceView, from stored traces", () => {
     expect(within(first!).getByText(/A hybrid retriever fuses BM25 and dense rankings/)).toBeInTheDocument();
     expect(within(second!).getByText("BM25Retriever #2")).toBeInTheDocument();
     expect(fusion.querySelector(".score-bar__fill")).toHaveStyle({ width: "100%" });
+    // Each score names its scale: the fusion's rank-fusion score, the children's BM25 scores.
+    expect(within(fusion).getAllByTestId("score-scale")[0]).toHaveTextContent("rank-fusion score");
+    expect(first!.querySelector(".trace-result__score")!.getAttribute("title")).toMatch(/^rank-fusion score 0\.0\d+/);
 
     const children = within(fusion).getAllByRole("region", { name: /BM25Retriever/ });
     expect(children).toHaveLength(2);
     expect(within(children[1]!).getByText("expanded: positions 1–4")).toBeInTheDocument();
+    expect(within(children[0]!).getByTestId("score-scale")).toHaveTextContent("BM25 score");
     expect(within(children[0]!).getByText(/ms$/, { selector: ".trace-node__time" })).toBeInTheDocument();
     expect(screen.getByRole("region", { name: "Answer" })).toHaveTextContent(/\d+ of 3000 tokens used/);
   });

@@ -92,3 +92,25 @@ def test_a_vectorizer_stemming_in_the_knowledge_bases_language_finds_other_word_
     chinese.inject_infra(chunks=corpus_chunks(), language="zh-Hant")
     assert chinese.retrieve("protein translated")[0] == []
     assert retriever().retrieve("protein translated")[0] == []
+
+
+@pytest.mark.parametrize("delta", [0.0, 0.5])
+def test_explain_gives_each_query_terms_part_and_the_parts_add_up_to_the_score(delta):
+    bm25 = retriever(delta=delta, top_k=5)
+    query = "Rust memory safety memory Eiffel zzzunknownzzz"
+    found, node = bm25.search(query)
+    assert bm25.score_scale == "bm25" and node.to_dict()["score_scale"] == "bm25"
+    explained = bm25.explain(query, found)
+    analysed = BagOfWordsConverter().analyze(query)
+    for hit, why in zip(found, explained, strict=True):
+        assert [term["term"] for term in why["terms"]] == list(dict.fromkeys(analysed))
+        assert sum(term["contribution"] for term in why["terms"]) == pytest.approx(hit.score, rel=1e-9)
+        for term in why["terms"]:
+            if term["term_frequency"] == 0 and not delta:
+                assert term["contribution"] == 0.0
+            if term["term_frequency"]:
+                assert term["contribution"] > 0 and term["idf"] != 0
+    repeated = next(term for term in explained[0]["terms"] if term["term"] == BagOfWordsConverter().analyze("memory")[0])
+    assert repeated["query_count"] == 2
+    unknown = next(term for term in explained[0]["terms"] if "zzzunknownzzz" in term["term"])
+    assert unknown["contribution"] == 0.0 and unknown["idf"] == 0.0

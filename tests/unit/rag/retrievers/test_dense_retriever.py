@@ -24,6 +24,13 @@ def test_a_paraphrase_finds_the_passage_keyword_search_would_miss(dense):
     chunks, node = dense.retrieve("Which organelle generates the energy currency of cells?")
     assert chunks[0].id == 100
     assert node["results"][0]["score"] > node["results"][1]["score"]
+    # The score is a cosine similarity, and the trace says so.
+    assert node["score_scale"] == "cosine" and -1.0 <= node["results"][0]["score"] <= 1.0
+
+
+@pytest.mark.parametrize(("metric", "scale"), [("cosine", "cosine"), ("l2", "negative_l2"), ("ip", "inner_product")])
+def test_the_score_scale_follows_the_similarity_metric(metric, scale):
+    assert DenseEmbeddingRetriever(similarity_metric=metric).score_scale == scale
 
 
 def test_score_chunks_orders_like_retrieve(dense):

@@ -22,7 +22,8 @@ def test_rrf_matches_the_hand_computed_example():
     assert fused[0].score == pytest.approx(1 / 61 + 1 / 62)
     assert fused[1].score == pytest.approx(1 / 63 + 1 / 61)
     assert fused[3].score == pytest.approx(1 / 63)
-    assert fused[0].sources == ({"child": 0, "rank": 1, "score": 9.0}, {"child": 1, "rank": 2, "score": 0.8})
+    assert fused[0].sources == ({"child": 0, "rank": 1, "score": 9.0, "contribution": 1 / 61},
+                                {"child": 1, "rank": 2, "score": 0.8, "contribution": 1 / 62})
 
 
 def test_rrf_ties_keep_first_seen_order_and_k_changes_the_weights():
@@ -65,8 +66,10 @@ def test_fusion_dedups_by_chunk_and_nests_child_trace_nodes():
     assert [child["class"] for child in trace["children"]] == ["FixedRetriever", "FixedRetriever"]
     assert sorted(child["id"] for child in trace["children"]) == ["n2", "n3"]
     assert set(trace) == {"id", "class", "params", "query", "top_k", "elapsed_ms", "results", "children", "rounds",
-                          "error"}
-    assert trace["results"][0]["sources"] == [{"child": 0, "rank": 1, "score": 1.0}, {"child": 1, "rank": 2, "score": 0.5}]
+                          "error", "score_scale"}
+    assert trace["score_scale"] == "rrf"
+    assert trace["results"][0]["sources"] == [{"child": 0, "rank": 1, "score": 1.0, "contribution": 1 / 61},
+                                              {"child": 1, "rank": 2, "score": 0.5, "contribution": 1 / 62}]
 
 
 def test_a_failing_child_is_recorded_and_the_others_still_answer():
@@ -109,3 +112,23 @@ def test_fusion_keeps_the_widest_version_of_a_chunk_two_children_returned():
     for fused in (reciprocal_rank_fusion([[plain], [window]]), weighted_fusion([[plain], [window]], [1.0, 1.0])):
         assert fused[0].chunk.metadata["window"] == [4, 6]
     assert reciprocal_rank_fusion([[window], [plain]])[0].chunk.text == "p4\np5\np6"
+
+
+@pytest.mark.parametrize("fusion", ["rrf", "weighted"])
+def test_explain_names_each_child_and_its_part_of_the_fused_score(fusion):
+    params = {"fusion": fusion, "top_k": 4} | ({"weights": [1.0, 3.0]} if fusion == "weighted" else {})
+    fusion_retriever = ensemble([(1, 0), (1, 1), (2, 0)], [(2, 0), (1, 0), (2, 1)], **params)
+    found, _ = fusion_retriever.search("q")
+    explained = fusion_retriever.explain("q", found)
+    assert fusion_retriever.score_scale == fusion
+    for hit, why in zip(found, explained, strict=True):
+        assert sum(source["contribution"] for source in why["sources"]) == pytest.approx(hit.score)
+        assert {source["component"] for source in why["sources"]} == {"FixedRetriever"}
+        for source in why["sources"]:
+            if fusion == "rrf":
+                assert source["contribution"] == pytest.approx(1 / (60 + source["rank"]))
+            else:
+                assert source["contribution"] == pytest.approx(source["weight"] * source["normalised"])
+    # Chunk 200 is child 1's first and child 0's third: both children explain it.
+    by_id = {hit.chunk.id: why for hit, why in zip(found, explained, strict=True)}
+    assert [(source["child"], source["rank"]) for source in by_id[200]["sources"]] == [(0, 3), (1, 1)]
