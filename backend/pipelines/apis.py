@@ -11,13 +11,16 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from catalog.selectors import component_vocabulary
-from common.api import LANG_PARAMETER, get_for_owner, no_such, validated
+from common.api import LANG_PARAMETER, errors_response, get_for_owner, message_error, no_such, validated
 from knowledge.models import KnowledgeBase
 from knowledge.selectors import knowledge_base_get
 from models.selectors import models_visible_to
+from rag.core import ConfigValidationError, TrellisError, readable_error
 from rag.core.i18n import gettext_noop
+from rag.presets import default_retriever
+from rag.retrievers import RetrievalError
 
-from . import selectors, services
+from . import playground, selectors, services
 from .models import Pipeline
 from .selectors import pipelines_readiness
 
@@ -217,3 +220,74 @@ class PipelineTemplateListApi(APIView):
         with models_visible_to(request.user):
             rows = selectors.pipeline_templates(language=request.LANGUAGE_CODE)
         return Response(self.OutputSerializer(rows, many=True).data)
+
+
+@extend_schema_serializer(component_name="PlaygroundRequest")
+class PlaygroundInputSerializer(serializers.Serializer):
+    question = serializers.CharField(max_length=2000)
+    retriever = serializers.JSONField(required=False, help_text="The retriever tree to try; default: see the operation.")
+    top_k = serializers.IntegerField(required=False, min_value=1, max_value=100,
+                                     help_text="How many results; default: the retriever's own top_k.")
+    allow_llm = serializers.BooleanField(
+        default=False, help_text="Run a tree that calls a language model (it costs time or money); otherwise 409.")
+
+
+@extend_schema_serializer(component_name="PlaygroundResult")
+class PlaygroundOutputSerializer(serializers.Serializer):
+    score_scale = serializers.CharField(allow_null=True, help_text="What the scores measure: bm25, cosine, rrf, …")
+    elapsed_ms = serializers.FloatField()
+    results = serializers.ListField(child=serializers.DictField(), help_text=(
+        "rank, chunk_id, document_id, document_name, position, page, text, score and explanation (BM25: terms "
+        "with each one's contribution, which add up to the score; fusion: sources with each child's rank, score "
+        "and contribution)."))
+    trace = serializers.DictField(help_text="The run's trace node (DESIGN §4), children included.")
+
+
+CONSENT_MESSAGE = gettext_noop(
+    "This retriever calls a language model ({components}), which takes time and may cost money; "
+    "confirm to run it.")
+
+
+def _playground(request: Request, knowledge_base: KnowledgeBase, default_retriever: Any) -> Response:
+    data = validated(PlaygroundInputSerializer, request.data)
+    try:
+        answer = playground.retriever_try(
+            owner=request.user, knowledge_base=knowledge_base, retriever=data.get("retriever", default_retriever),
+            question=data["question"], top_k=data.get("top_k"), allow_llm=data["allow_llm"])
+    except playground.LanguageModelConsentNeeded as needed:
+        names = ", ".join(dict.fromkeys(node["component"] for node in needed.components))
+        response = errors_response([message_error("allow_llm", CONSENT_MESSAGE, "llm_consent", request.LANGUAGE_CODE,
+                                                  components=names)], status.HTTP_409_CONFLICT)
+        response.data["language_models"] = needed.components
+        return response
+    except ConfigValidationError:
+        raise
+    except TrellisError as failed:
+        # A failed search says why in its cause; a model that cannot load says so itself.
+        cause = failed.__cause__ if isinstance(failed, RetrievalError) and failed.__cause__ else failed
+        readable = readable_error(cause)
+        return errors_response([message_error("retriever", readable.template, readable.code, request.LANGUAGE_CODE,
+                                              **readable.context)], status.HTTP_422_UNPROCESSABLE_ENTITY)
+    return Response(answer)
+
+
+class KnowledgeBasePlaygroundApi(APIView):
+    """Try a retriever over one of your knowledge bases (default: the Hybrid preset): each hit's
+    text, its score on a named scale, and why it ranks there. Writes nothing."""
+
+    @extend_schema(operation_id="knowledge_bases_playground", request=PlaygroundInputSerializer,
+                   responses={200: PlaygroundOutputSerializer, 400: None, 404: None, 409: None, 422: None})
+    def post(self, request: Request, knowledge_base_id: int) -> Response:
+        knowledge_base = get_for_owner(knowledge_base_get, user=request.user, knowledge_base_id=knowledge_base_id)
+        return _playground(request, knowledge_base, default_retriever())
+
+
+class PipelinePlaygroundApi(APIView):
+    """Try a retriever tree over the pipeline's knowledge base: a node of the tree being edited
+    ("try this node"), or by default the saved pipeline's own retriever. Writes nothing."""
+
+    @extend_schema(operation_id="pipelines_playground", request=PlaygroundInputSerializer,
+                   responses={200: PlaygroundOutputSerializer, 400: None, 404: None, 409: None, 422: None})
+    def post(self, request: Request, pipeline_id: int) -> Response:
+        pipeline = _pipeline(request, pipeline_id)
+        return _playground(request, pipeline.knowledge_base, pipeline.strategy["params"].get("retriever"))

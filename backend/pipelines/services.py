@@ -64,19 +64,21 @@ def _credential_errors(owner: AbstractBaseUser, config: dict[str, Any], path: st
     return errors
 
 
-def strategy_validate(*, owner: AbstractBaseUser, strategy: Any, path: str = "strategy") -> dict[str, Any]:
-    """The normalised strategy, or ``ConfigValidationError`` with every problem at its path:
-    the tree's own errors, components that cannot run here, and credentials the owner lacks."""
+def strategy_validate(*, owner: AbstractBaseUser, strategy: Any, path: str = "strategy",
+                      kind: str = "strategy") -> dict[str, Any]:
+    """The normalised strategy (or, with ``kind``, another component tree), or
+    ``ConfigValidationError`` with every problem at its path: the tree's own errors, components
+    that cannot run here, and credentials the owner lacks."""
     # What the owner may reach is checked before whether a model is there: telling a user that a
     # file outside the model folders does not exist would tell them what does.
-    config, errors = validate_tree(strategy, registry=load_components(), kind="strategy", path=path)
+    config, errors = validate_tree(strategy, registry=load_components(), kind=kind, path=path)
     if errors:
         raise ConfigValidationError(errors)
     assert config is not None
     unreachable = reach_errors(owner=owner, config=config, path=path)
     if unreachable:
         raise ConfigValidationError(unreachable)
-    config, errors = validate_tree(strategy, registry=load_components(), kind="strategy", path=path,
+    config, errors = validate_tree(strategy, registry=load_components(), kind=kind, path=path,
                                    check_availability=True)
     if errors:
         raise ConfigValidationError(errors)

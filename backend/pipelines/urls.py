@@ -14,4 +14,7 @@ urlpatterns = [
          name="pipeline-detail"),
     path("pipelines/<int:pipeline_id>/duplicate/", apis.PipelineDuplicateApi.as_view(), name="pipeline-duplicate"),
     path("pipelines/<int:pipeline_id>/export/", apis.PipelineExportApi.as_view(), name="pipeline-export"),
+    path("pipelines/<int:pipeline_id>/playground/", apis.PipelinePlaygroundApi.as_view(), name="pipeline-playground"),
+    path("knowledge-bases/<int:knowledge_base_id>/playground/", apis.KnowledgeBasePlaygroundApi.as_view(),
+         name="knowledge-base-playground"),
 ]
