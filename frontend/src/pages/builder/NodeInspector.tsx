@@ -9,6 +9,7 @@ import type { Slot } from "../../components/RetrieverTree/tree";
 import { toErrorSchema } from "../../components/SchemaForm/errors";
 import { SchemaForm } from "../../components/SchemaForm/SchemaForm";
 import type { Params } from "../../components/SchemaForm/schemaUi";
+import { Playground } from "../../components/Playground/Playground";
 import { Loading } from "../../components/StatusViews";
 
 interface NodeInspectorProps {
@@ -17,11 +18,13 @@ interface NodeInspectorProps {
   detail: ComponentDetail | undefined;
   slots: readonly Slot[];
   errors: readonly NodeError[];
+  /** The knowledge base a retriever node is tried over ("Try this node"); none: no playground. */
+  knowledgeBaseId: number | null;
   onParams: (params: Params, edited: boolean) => void;
 }
 
 /** The selected node: what it is, what is wrong with it, and its params' form. */
-export function NodeInspector({ node, entry, detail, slots, errors, onParams }: NodeInspectorProps) {
+export function NodeInspector({ node, entry, detail, slots, errors, knowledgeBaseId, onParams }: NodeInspectorProps) {
   const { t } = useTranslation();
   const titleId = useId();
   const formId = useId().replace(/[^a-zA-Z0-9_-]/g, "");
@@ -66,6 +69,12 @@ export function NodeInspector({ node, entry, detail, slots, errors, onParams }: 
         />
       ) : (
         <Loading label={t("inspector.loading")} />
+      )}
+      {entry?.kind === "retriever" && knowledgeBaseId !== null && (
+        <details className="inspector__try">
+          <summary title={t("playground.tryNodeHint")}>{t("playground.tryNode")}</summary>
+          <Playground knowledgeBaseId={knowledgeBaseId} retriever={node} title={t("playground.tryNodeHint")} />
+        </details>
       )}
     </section>
   );

@@ -264,6 +264,7 @@ function Editor({ loaded, kinds }: { loaded: Loaded; kinds: ReadonlySet<string> 
             detail={details.get(selected.component)}
             slots={slotsFor(selected.component) ?? []}
             errors={placed.byNode.get(selectedPath) ?? []}
+            knowledgeBaseId={draft.knowledgeBase}
             onParams={(params, edited) =>
               dispatch({ type: "params", path: selectedPath, strategy: setParams(draft.strategy, selectedPath, params), nodes, edited })
             }

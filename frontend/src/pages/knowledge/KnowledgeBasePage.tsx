@@ -21,6 +21,7 @@ import { ChunkBrowser } from "./ChunkBrowser";
 import { DocumentList } from "./DocumentList";
 import { addDocuments, useDocumentFeed } from "./documentFeed";
 import { KnowledgeBaseDialog } from "./KnowledgeBaseDialog";
+import { TryRetrieval } from "./TryRetrieval";
 import { UploadPanel } from "./UploadPanel";
 import { useUploads } from "./uploads";
 
@@ -155,6 +156,8 @@ function KnowledgeBaseView({ base, onChanged }: { base: KnowledgeBase; onChanged
           />
         )}
       </section>
+
+      {documents && documents.length > 0 && <TryRetrieval knowledgeBaseId={base.id} />}
 
       {dialog?.kind === "edit" && (
         <KnowledgeBaseDialog
