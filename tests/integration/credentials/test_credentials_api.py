@@ -175,7 +175,7 @@ def test_listing_takes_a_fixed_number_of_queries(api, owner, staff, django_asser
     team = services.credential_create(owner=staff, name="team", kind="OpenAIAPIKey", values={"api_key": SECRET},
                                       shared=True)
     services.credential_grant(credential=team, users=[owner])
-    with django_assert_max_num_queries(7):  # session, user, credentials; for used_by: credentials, pipelines, KBs
+    with django_assert_max_num_queries(6):  # session, user, credentials; for used_by: credentials, pipelines, KBs
         assert len(api.get(LIST).json()) == 6
 
 
