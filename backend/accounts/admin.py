@@ -1,5 +1,11 @@
 """API tokens in the admin: staff see every user's tokens (never a secret: only its hash is
-stored), revoke them, and make one for a user, whose secret is shown once, on the next page."""
+stored), revoke them, and make one for a user, whose secret is shown once, on the next page.
+
+These are the tokens the product uses (the OpenAI-compatible API and MCP check them). DRF's
+authtoken app registers its own "Tokens" section (keys kept in plain text, which nothing in
+Trellis makes or documents); it is taken out of the admin so that staff find one token section,
+the right one.
+"""
 
 from __future__ import annotations
 
@@ -10,9 +16,13 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
+from rest_framework.authtoken.models import TokenProxy
 
 from . import services
 from .models import ApiToken
+
+if admin.site.is_registered(TokenProxy):
+    admin.site.unregister(TokenProxy)
 
 
 @admin.register(ApiToken)

@@ -161,7 +161,7 @@ class CredentialAdmin(admin.ModelAdmin):
     def get_readonly_fields(self, request: HttpRequest, obj: Credential | None = None) -> tuple[str, ...]:
         if obj is None:
             return ()
-        return ("owner", "kind", "shared", "mask", "created_at", "updated_at", "last_used_at")
+        return ("owner", "kind", "shared", "mask", "created_at", "updated_at", "rotated_at", "last_used_at")
 
     def _kinds_for(self, obj: Credential | None) -> list[type[CredentialComponent]]:
         if obj is None:
@@ -181,7 +181,7 @@ class CredentialAdmin(admin.ModelAdmin):
              {"fields": tuple(param_fields(component, None)), "description": component.DESCRIPTION.get(language)})
             for component in self._kinds_for(obj)
         ]
-        tail = [(_("Use"), {"fields": ("created_at", "updated_at", "last_used_at")})] if obj is not None else []
+        tail = [(_("Use"), {"fields": ("created_at", "updated_at", "rotated_at", "last_used_at")})] if obj is not None else []
         return head + sections + tail
 
     def get_form(self, request: HttpRequest, obj: Credential | None = None, change: bool = False, **kwargs: Any):
@@ -208,9 +208,11 @@ class CredentialAdmin(admin.ModelAdmin):
         obj._state.adding = False
         obj.refresh_from_db()
 
+    # The admin's confirmation page is where an administrator decides; pipelines that name a
+    # deleted credential fail at their next run with a message saying which credential is missing.
     def delete_model(self, request: HttpRequest, obj: Credential) -> None:
-        services.credential_delete(credential=obj)
+        services.credential_delete(credential=obj, force=True)
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Credential]) -> None:
         for credential in queryset:
-            services.credential_delete(credential=credential)
+            services.credential_delete(credential=credential, force=True)

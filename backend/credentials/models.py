@@ -49,6 +49,9 @@ class Credential(models.Model):
     mask = models.CharField(_("mask"), max_length=32, blank=True)
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
     updated_at = models.DateTimeField(_("updated"), auto_now=True)
+    rotated_at = models.DateTimeField(
+        _("rotated"), null=True, blank=True, help_text=_("When its secret value was last replaced."),
+    )
     last_used_at = models.DateTimeField(_("last used"), null=True, blank=True)
 
     class Meta:

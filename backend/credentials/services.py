@@ -33,7 +33,7 @@ from rag.credentials import CredentialComponent
 
 from . import crypto
 from .models import Credential
-from .selectors import credential_named
+from .selectors import CredentialUse, credential_named, credential_uses
 
 logger = logging.getLogger(__name__)
 
@@ -158,6 +158,8 @@ def credential_update(
                                                            keep_secrets_of=credential)
         credential_reach_check(owner=credential.owner, kind=component.NAME, values=normalised)
         _seal(credential, component, normalised)
+        if any(secret in values for secret in component.SECRET_PARAMS):
+            credential.rotated_at = timezone.now()
     if name is not None:
         credential.name = name
         credential.full_clean(exclude=["owner", "secret", "public_params", "mask"], validate_constraints=False)
@@ -167,7 +169,61 @@ def credential_update(
     return credential
 
 
-def credential_delete(*, credential: Credential) -> None:
+def credential_rotate(*, credential: Credential, secrets: Mapping[str, Any]) -> Credential:
+    """Replace the secret values of ``credential`` (``{"api_key": ...}``); its name, kind and
+    public params stay, so every pipeline that names it uses the new value from its next run.
+
+    Raises
+    ------
+    ConfigValidationError
+        A param that is not one of the kind's secrets, or a secret left empty, at ``values.<param>``;
+        a stored base URL the owner may no longer reach, at ``values.base_url``.
+    """
+    registry = load_components()
+    component = registry.get(credential.kind) if credential.kind in registry else None
+    if component is None or not issubclass(component, CredentialComponent):
+        raise ConfigValidationError([FieldError("kind", "{kind} cannot be stored as a credential",
+                                                "not_storable", {"kind": credential.kind})])
+    not_secret = [name for name in secrets if name not in component.SECRET_PARAMS]
+    if not_secret:
+        raise ConfigValidationError([
+            FieldError(f"values.{name}", gettext_noop("only the secret values ({secrets}) are replaced by a rotation"),
+                       "not_secret", {"secrets": ", ".join(component.SECRET_PARAMS)})
+            for name in not_secret])
+    # Every secret is asked for: a rotation that kept one of the old ones would not be one.
+    values = {**credential.public_params, **secrets}
+    component, normalised = credential_values_validate(kind=credential.kind, values=values)
+    credential_reach_check(owner=credential.owner, kind=component.NAME, values=normalised)
+    _seal(credential, component, normalised)
+    credential.rotated_at = timezone.now()
+    with transaction.atomic():
+        credential.save()
+    logger.info("credential %r (%s) of user %s rotated", credential.name, credential.kind, credential.owner_id)
+    return credential
+
+
+class CredentialInUse(Exception):
+    """Deleting a credential that pipelines or knowledge bases of its owner name."""
+
+    def __init__(self, credential: Credential, uses: list[CredentialUse]) -> None:
+        super().__init__(f"credential {credential.name!r} is in use")
+        self.credential, self.uses = credential, uses
+
+
+def credential_delete(*, credential: Credential, force: bool = False) -> None:
+    """Delete ``credential``. Unless ``force``, refuse while its owner's pipelines or knowledge
+    bases name it: they would fail at their next run (or fall back to a shared credential of
+    the same name).
+
+    Raises
+    ------
+    CredentialInUse
+        With the uses, when some exist and ``force`` is false.
+    """
+    if not force:
+        uses = credential_uses(user=credential.owner).get(credential.pk, [])
+        if uses:
+            raise CredentialInUse(credential, uses)
     logger.info("credential %r (%s) of user %s deleted", credential.name, credential.kind, credential.owner_id)
     credential.delete()
 

@@ -12,4 +12,5 @@ urlpatterns = [
         one_path("CredentialItemApi", apis.CredentialDetailApi, apis.CredentialUpdateApi, apis.CredentialDeleteApi),
         name="credential-detail",
     ),
+    path("credentials/<int:credential_id>/rotate/", apis.CredentialRotateApi.as_view(), name="credential-rotate"),
 ]

@@ -14,9 +14,8 @@ from knowledge.models import KnowledgeBase
 from knowledge.services import vector_index_ensure
 from rag.clients.outbound import origin
 from rag.components import load_components
-from rag.core import ConfigValidationError, FieldError, iter_nodes, validate_tree
+from rag.core import ConfigValidationError, FieldError, credential_references, validate_tree
 from rag.core.i18n import gettext_noop
-from rag.core.validation import join_path
 from rag.credentials.base import CredentialDestinationError, CredentialOutboundError
 from rag.presets import default_retriever
 
@@ -26,27 +25,13 @@ from .selectors import dense_requirements
 DOCUMENT_VERSION = 1
 
 
-def _credential_uses(config: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
-    """``(json path, credential name, node)`` of every credential a tree refers to."""
-    registry = load_components()
-    found = []
-    for path, node in iter_nodes(config, registry=registry):
-        schema = registry.get(node["component"]).Params.model_fields
-        for name, info in schema.items():
-            extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
-            value = node["params"].get(name)
-            if extra.get("x-credential") and value:
-                found.append((join_path(path, "params", name), value, node))
-    return found
-
-
 def _credential_errors(owner: AbstractBaseUser, config: dict[str, Any], path: str) -> list[FieldError]:
     """A credential the owner lacks, one the tree would send to a server it is not bound to, or
     to an address the owner's pipelines may not reach (a credential's own base URL included)."""
     registry = load_components()
     policy = outbound_policy_for(owner)
     errors = []
-    for where, name, node in _credential_uses(config):
+    for where, name, node in credential_references(config, registry=registry):
         credential = credential_named(user=owner, name=name)
         if credential is None:
             errors.append(FieldError(f"{path}.{where}", gettext_noop(

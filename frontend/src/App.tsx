@@ -22,6 +22,7 @@ const ComparePage = lazy(() => import("./pages/chat/ComparePage").then((m) => ({
 const EvaluationPage = lazy(() => import("./pages/evaluation/EvaluationPage").then((m) => ({ default: m.EvaluationPage })));
 const EvaluationDetailPage = lazy(() => import("./pages/evaluation/EvaluationDetailPage").then((m) => ({ default: m.EvaluationDetailPage })));
 const ModelsPage = lazy(() => import("./pages/models/ModelsPage").then((m) => ({ default: m.ModelsPage })));
+const CredentialsPage = lazy(() => import("./pages/credentials/CredentialsPage").then((m) => ({ default: m.CredentialsPage })));
 const AccountPage = lazy(() => import("./pages/account/AccountPage").then((m) => ({ default: m.AccountPage })));
 const PipelineEditorPage = lazy(() => import("./pages/builder/PipelineEditorPage").then((m) => ({ default: m.PipelineEditorPage })));
 
@@ -45,6 +46,7 @@ const ROUTES: Route[] = [
   { pattern: "/evaluation", render: () => <EvaluationPage /> },
   { pattern: "/evaluation/:id", render: ({ id }) => <EvaluationDetailPage id={Number(id)} /> },
   { pattern: "/models", render: () => <ModelsPage /> },
+  { pattern: "/credentials", render: () => <CredentialsPage /> },
   { pattern: "/account", render: () => <AccountPage /> },
 ];
 

@@ -19,7 +19,7 @@ from .registry import KINDS, Registry, register, registry
 from .representation import Vocabulary
 from .representation import render as render_representation
 from .schema import localize_schema, multilingual_schema
-from .tree import iter_nodes
+from .tree import credential_references, iter_nodes
 from .validation import validate_or_raise, validate_params, validate_tree
 
 __all__ = [
@@ -47,6 +47,7 @@ __all__ = [
     "children_param",
     "component_param",
     "component_slots",
+    "credential_references",
     "iter_nodes",
     "localize_schema",
     "ml",

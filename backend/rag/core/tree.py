@@ -23,3 +23,17 @@ def iter_nodes(config: Mapping[str, Any], *, registry: Registry, path: str = "")
                 yield from iter_nodes(child, registry=registry, path=join_path(slot_path, index))
         elif value is not None:
             yield from iter_nodes(value, registry=registry, path=slot_path)
+
+
+def credential_references(config: Mapping[str, Any], *, registry: Registry) -> list[tuple[str, str, Mapping[str, Any]]]:
+    """``(json_path, credential name, node)`` of every credential a validated tree names (the
+    params marked ``x-credential``), in tree order."""
+    found = []
+    for path, node in iter_nodes(config, registry=registry):
+        fields = registry.get(node["component"]).Params.model_fields
+        for name, info in fields.items():
+            extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+            value = (node.get("params") or {}).get(name)
+            if extra.get("x-credential") and value:
+                found.append((join_path(path, "params", name), value, node))
+    return found

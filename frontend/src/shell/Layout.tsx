@@ -1,4 +1,4 @@
-import { Boxes, ChartColumn, Database, KeyRound, LogOut, MessagesSquare, Sprout, Workflow, type LucideIcon } from "lucide-react";
+import { Boxes, ChartColumn, Database, KeyRound, LockKeyhole, LogOut, MessagesSquare, Sprout, Workflow, type LucideIcon } from "lucide-react";
 import type { ReactNode } from "react";
 import { useTranslation } from "react-i18next";
 
@@ -20,6 +20,7 @@ const SECTIONS: Section[] = [
   { to: "/chat", labelKey: "nav.chat", icon: MessagesSquare },
   { to: "/evaluation", labelKey: "nav.evaluation", icon: ChartColumn },
   { to: "/models", labelKey: "nav.models", icon: Boxes },
+  { to: "/credentials", labelKey: "nav.credentials", icon: LockKeyhole },
 ];
 
 export function Layout({ children }: { children: ReactNode }) {

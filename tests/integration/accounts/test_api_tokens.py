@@ -75,3 +75,13 @@ def test_staff_make_and_revoke_tokens_in_the_admin_and_never_see_a_stored_secret
     staff.post(reverse("admin:accounts_apitoken_changelist"),
                {"action": "revoke", "_selected_action": [token.pk]}, follow=True)
     assert api_token_authenticate(secret=secret) is None
+
+
+def test_the_admin_index_has_one_token_section_the_tokens_the_gateway_checks(admin_user):
+    page = logged_in(admin_user).get(reverse("admin:index"))
+    assert page.status_code == 200
+    token_models = [(app["app_label"], model["object_name"]) for app in page.context["app_list"]
+                    for model in app["models"] if "token" in model["object_name"].lower()]
+    assert token_models == [("accounts", "ApiToken")], f"token sections in the admin: {token_models}"
+    html = page.content.decode()
+    assert html.count(">API tokens<") == 1 and ">Tokens<" not in html and "authtoken" not in html

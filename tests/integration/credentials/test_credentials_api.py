@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import pytest
+from django.test import override_settings
 from django.urls import reverse
 
 from credentials import services
 from credentials.models import Credential
+from knowledge.services import knowledge_base_create
+from pipelines.services import pipeline_create
+from rag.core import build
+from tests.support.scripted_openai import ScriptedOpenAIServer, chat_response
 
 from .conftest import OTHER_SECRET, SECRET
 
@@ -14,13 +19,20 @@ pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 
 LIST = reverse("credential-list")
 FIELDS = {"id", "name", "kind", "mask", "shared", "owned", "public_params", "created_at", "updated_at",
-          "last_used_at"}
+          "rotated_at", "last_used_at", "used_by"}
 OPENAI = {"name": "openai-main", "kind": "OpenAIAPIKey",
           "values": {"api_key": SECRET, "base_url": "https://gateway.example/v1"}}
 
 
 def detail(credential_id: int) -> str:
     return reverse("credential-detail", args=[credential_id])
+
+
+def rotate(client, credential_id: int, values: dict, language: str = "en"):
+    response = client.post(reverse("credential-rotate", args=[credential_id]), {"values": values},
+                           content_type="application/json", HTTP_ACCEPT_LANGUAGE=language)
+    assert_no_secret(response)
+    return response
 
 
 def assert_no_secret(response) -> None:
@@ -48,7 +60,8 @@ def test_creating_returns_the_masked_credential_without_any_value(api):
     assert (body["name"], body["kind"], body["mask"], body["shared"], body["owned"]) == (
         "openai-main", "OpenAIAPIKey", "sk-…a1b2", False, True)
     assert body["public_params"] == {"base_url": "https://gateway.example/v1", "organization": None}
-    assert body["last_used_at"] is None
+    assert body["last_used_at"] is None and body["rotated_at"] is None
+    assert body["used_by"] == []
 
 
 def test_list_detail_update_and_delete_never_return_the_secret(api, owner):
@@ -162,7 +175,7 @@ def test_listing_takes_a_fixed_number_of_queries(api, owner, staff, django_asser
     team = services.credential_create(owner=staff, name="team", kind="OpenAIAPIKey", values={"api_key": SECRET},
                                       shared=True)
     services.credential_grant(credential=team, users=[owner])
-    with django_assert_max_num_queries(4):  # session, user, credentials
+    with django_assert_max_num_queries(6):  # session, user, credentials; for used_by: credentials, pipelines, KBs
         assert len(api.get(LIST).json()) == 6
 
 
@@ -173,3 +186,131 @@ def test_the_openapi_schema_marks_values_write_only_and_responses_carry_no_value
         assert components[request]["properties"]["values"]["writeOnly"] is True
     assert "values" not in components["Credential"]["properties"]
     assert {"/api/v1/credentials/", "/api/v1/credentials/{credential_id}/"} <= set(schema["paths"])
+
+
+# -- rotation, use and removal, as the Credentials page does them ---------------------------
+
+
+CHAT = "/v1/chat/completions"
+
+
+def answering_through(base_url: str, credential: str) -> dict:
+    llm = {"component": "OpenAICompatibleLLM", "params": {"base_url": base_url, "model": "m", "credential": credential}}
+    return {"component": "NaiveRAG", "params": {
+        "retriever": {"component": "BM25Retriever", "params": {}},
+        "response_synthesizer": {"component": "ResponseSynthesizer", "params": {"llm": llm}}}}
+
+
+def ask_once(pipeline, owner, server: ScriptedOpenAIServer) -> str:
+    """The bearer token the pipeline's model sends, built as a run builds it."""
+    server.enqueue(CHAT, chat_response("ok"))
+    llm = build(pipeline.strategy["params"]["response_synthesizer"]["params"]["llm"],
+                credentials=services.credential_resolver_for(owner))
+    assert llm.generate([{"role": "user", "content": "hi"}]) == "ok"
+    return server.requests[-1].headers["authorization"]
+
+
+def test_rotating_replaces_the_key_a_pipeline_sends_and_keeps_the_name_and_base_url(api, owner):
+    with ScriptedOpenAIServer() as server:
+        made = create(api, {"name": "openai-main", "kind": "OpenAIAPIKey",
+                            "values": {"api_key": SECRET, "base_url": server.base_url}}).json()
+        knowledge_base = knowledge_base_create(owner=owner, name="Notes")
+        pipeline = pipeline_create(owner=owner, name="Hosted", knowledge_base=knowledge_base,
+                                   strategy=answering_through(server.base_url, "openai-main"))
+        assert ask_once(pipeline, owner, server) == f"Bearer {SECRET}"
+
+        rotated = rotate(api, made["id"], {"api_key": OTHER_SECRET})
+        assert rotated.status_code == 200, rotated.content
+        body = rotated.json()
+        assert (body["id"], body["name"], body["mask"]) == (made["id"], "openai-main", "sk-…c3d4")
+        assert body["public_params"] == made["public_params"]
+        assert body["rotated_at"] is not None
+        assert body["used_by"] == [{"type": "pipeline", "id": pipeline.pk, "name": "Hosted"}]
+        assert ask_once(pipeline, owner, server) == f"Bearer {OTHER_SECRET}"
+
+
+def test_a_rotation_asks_for_the_secret_only_and_refuses_an_empty_one(api):
+    credential_id = create(api).json()["id"]
+    other_param = rotate(api, credential_id, {"api_key": OTHER_SECRET, "base_url": "https://elsewhere.example/v1"})
+    assert other_param.status_code == 400
+    assert errors_by_path(other_param)["values.base_url"]["code"] == "not_secret"
+    spanish = rotate(api, credential_id, {"api_key": "   "}, language="es")
+    assert spanish.status_code == 400 and "values.api_key" in errors_by_path(spanish)
+    empty = rotate(api, credential_id, {})
+    assert empty.status_code == 400 and errors_by_path(empty)["values.api_key"]["code"] == "missing"
+    stored = Credential.objects.get()
+    assert (stored.mask, stored.rotated_at) == ("sk-…a1b2", None)
+
+
+def test_used_by_lists_the_users_own_pipelines_and_knowledge_bases_that_name_it(api, owner, stranger):
+    with ScriptedOpenAIServer() as server:
+        values = {"api_key": SECRET, "base_url": server.base_url}
+        mine = create(api, {"name": "openai-main", "kind": "OpenAIAPIKey", "values": values}).json()
+        unused = create(api, {"name": "spare", "kind": "OpenAIAPIKey", "values": values}).json()
+        notes = knowledge_base_create(owner=owner, name="Hosted embeddings", embedding_model={
+            "component": "OpenAICompatibleEmbedding",
+            "params": {"base_url": server.base_url, "model": "scripted-model", "credential": "openai-main"}})
+        pipeline = pipeline_create(owner=owner, name="Hosted", knowledge_base=notes,
+                                   strategy=answering_through(server.base_url, "openai-main"))
+        # Another user's pipeline naming a credential of the same name is theirs to know about.
+        services.credential_create(owner=stranger, name="openai-main", kind="OpenAIAPIKey", values=values)
+        theirs = knowledge_base_create(owner=stranger, name="Theirs")
+        pipeline_create(owner=stranger, name="Not yours", knowledge_base=theirs,
+                        strategy=answering_through(server.base_url, "openai-main"))
+    listed = {item["name"]: item["used_by"] for item in api.get(LIST).json()}
+    assert listed == {
+        "openai-main": [{"type": "pipeline", "id": pipeline.pk, "name": "Hosted"},
+                        {"type": "knowledge_base", "id": notes.pk, "name": "Hosted embeddings"}],
+        "spare": [],
+    }
+    assert api.get(detail(mine["id"])).json()["used_by"] == listed["openai-main"]
+    assert api.get(detail(unused["id"])).json()["used_by"] == []
+
+
+def test_deleting_a_credential_in_use_is_refused_naming_its_users_unless_forced(api, owner):
+    with ScriptedOpenAIServer() as server:
+        credential_id = create(api, {"name": "openai-main", "kind": "OpenAIAPIKey",
+                                     "values": {"api_key": SECRET, "base_url": server.base_url}}).json()["id"]
+        knowledge_base = knowledge_base_create(owner=owner, name="Notes")
+        pipeline_create(owner=owner, name="Hosted", knowledge_base=knowledge_base,
+                        strategy=answering_through(server.base_url, "openai-main"))
+    refused = api.delete(detail(credential_id), HTTP_ACCEPT_LANGUAGE="es")
+    assert refused.status_code == 409
+    [error] = refused.json()["errors"]
+    assert error["code"] == "in_use"
+    assert error["message"] == ("'openai-main' la usan 'Hosted', que dejarían de funcionar; quítala de ellos "
+                                "primero, o elimínala de todos modos con force=true")
+    assert Credential.objects.filter(pk=credential_id).exists()
+    assert api.delete(detail(credential_id) + "?force=true").status_code == 204
+    assert not Credential.objects.filter(pk=credential_id).exists()
+
+
+def test_another_users_credential_cannot_be_rotated(api, stranger_api):
+    credential_id = create(api).json()["id"]
+    assert rotate(stranger_api, credential_id, {"api_key": OTHER_SECRET}).status_code == 404
+    assert Credential.objects.get().mask == "sk-…a1b2"
+
+
+def test_a_shared_credential_is_listed_read_only_and_cannot_be_rotated_by_a_granted_user(
+    api, owner, staff_api
+):
+    shared = create(staff_api, {**OPENAI, "name": "team", "shared": True}).json()
+    services.credential_grant(credential=Credential.objects.get(pk=shared["id"]), users=[owner])
+    [listed] = api.get(LIST).json()
+    assert (listed["name"], listed["shared"], listed["owned"]) == ("team", True, False)
+    assert rotate(api, shared["id"], {"api_key": OTHER_SECRET}).status_code == 403
+    assert api.patch(detail(shared["id"]), {"name": "mine"}, content_type="application/json").status_code == 403
+    assert api.delete(detail(shared["id"]) + "?force=true").status_code == 403
+    assert Credential.objects.get(pk=shared["id"]).mask == "sk-…a1b2"
+
+
+@override_settings(TRELLIS_OUTBOUND_ALLOW=[])
+@pytest.mark.parametrize("base_url", ["http://127.0.0.1:11434/v1", "http://localhost:8000/v1", "http://10.0.0.5/v1"])
+def test_a_private_or_loopback_base_url_is_refused_at_its_field_in_the_users_language(api, base_url):
+    payload = {"name": "local", "kind": "OpenAIAPIKey", "values": {"api_key": SECRET, "base_url": base_url}}
+    english, spanish = create(api, payload), create(api, payload, language="es")
+    assert english.status_code == spanish.status_code == 400
+    english_error, spanish_error = errors_by_path(english)["values.base_url"], errors_by_path(spanish)["values.base_url"]
+    assert english_error["code"] == spanish_error["code"] == "outbound_address"
+    assert english_error["message"] != spanish_error["message"]
+    assert not Credential.objects.exists()
