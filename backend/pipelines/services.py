@@ -14,11 +14,12 @@ from knowledge.models import KnowledgeBase
 from knowledge.services import vector_index_ensure
 from rag.clients.outbound import origin
 from rag.components import load_components
-from rag.core import ConfigValidationError, FieldError, iter_nodes, validate_tree
+from rag.core import ConfigValidationError, FieldError, MultilingualString, iter_nodes, ml, validate_tree
 from rag.core.i18n import gettext_noop
+from rag.core.multilingual import LANGUAGES
 from rag.core.validation import join_path
 from rag.credentials.base import CredentialDestinationError, CredentialOutboundError
-from rag.presets import default_retriever
+from rag.presets import default_retriever, fusion_sentence
 
 from .models import Pipeline
 from .selectors import dense_requirements
@@ -218,5 +219,17 @@ def pipeline_seed_demo(*, owner: AbstractBaseUser, knowledge_base: KnowledgeBase
         return None
     strategy = {"component": "NaiveRAG", "params": {"retriever": default_retriever()}}
     return pipeline_create(owner=owner, name=_free_name(owner, DEMO_PIPELINE_NAME), knowledge_base=knowledge_base,
-                           strategy=strategy, description="The recommended starting point: BM25 and dense "
-                           "retrieval fused by reciprocal rank fusion, answered by the local model.")
+                           strategy=strategy, description=pipeline_demo_description(strategy).get("en"))
+
+
+_DEMO_DESCRIPTION = ml("The recommended starting point: {retrieval}, answered by the local model.",
+                       "El punto de partida recomendado: {retrieval}; responde el modelo local.",
+                       "建議的起點：{retrieval}，由本機模型回答。")
+
+
+def pipeline_demo_description(strategy: dict[str, Any]) -> MultilingualString:
+    """The demo pipeline's description, its retrieval read off ``strategy`` (``fusion_sentence``)
+    so that it says what the pipeline does whatever the Hybrid preset becomes."""
+    retrieval = fusion_sentence(strategy)
+    return MultilingualString.from_dict({language: _DEMO_DESCRIPTION.get(language).format(
+        retrieval=retrieval.get(language)) for language in LANGUAGES})
