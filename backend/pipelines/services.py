@@ -7,6 +7,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
+from common.i18n import seeded_text_edit
 from common.outbound import outbound_policy_for
 from common.reach import reach_errors
 from credentials.selectors import credential_destinations, credential_named
@@ -19,7 +20,7 @@ from rag.core.i18n import gettext_noop
 from rag.core.multilingual import LANGUAGES
 from rag.core.validation import join_path
 from rag.credentials.base import CredentialDestinationError, CredentialOutboundError
-from rag.presets import default_retriever, fusion_sentence
+from rag.presets import default_retriever, fusion_sentence, preset
 
 from .models import Pipeline
 from .selectors import dense_requirements
@@ -128,10 +129,10 @@ def pipeline_update(
     if strategy is not None:
         pipeline.strategy = strategy_validate(owner=pipeline.owner, strategy=strategy)
     if name is not None:
-        _name_error(pipeline.owner, name, exclude=pipeline.pk)
-        pipeline.name = name
+        seeded_text_edit(pipeline, "name", name)
+        _name_error(pipeline.owner, pipeline.name, exclude=pipeline.pk)
     if description is not None:
-        pipeline.description = description
+        seeded_text_edit(pipeline, "description", description)
     if knowledge_base is not None:
         pipeline.knowledge_base = knowledge_base
     with transaction.atomic():
@@ -209,7 +210,7 @@ def pipeline_import(*, owner: AbstractBaseUser, document: Any, knowledge_base: K
                            strategy=config, description=str(document.get("description", "")))
 
 
-DEMO_PIPELINE_NAME = "Hybrid"
+DEMO_PIPELINE_NAME = preset("hybrid").display_name.get("en")
 
 
 def pipeline_seed_demo(*, owner: AbstractBaseUser, knowledge_base: KnowledgeBase) -> Pipeline | None:
@@ -218,8 +219,16 @@ def pipeline_seed_demo(*, owner: AbstractBaseUser, knowledge_base: KnowledgeBase
     if Pipeline.objects.filter(owner=owner, knowledge_base=knowledge_base, name=DEMO_PIPELINE_NAME).exists():
         return None
     strategy = {"component": "NaiveRAG", "params": {"retriever": default_retriever()}}
-    return pipeline_create(owner=owner, name=_free_name(owner, DEMO_PIPELINE_NAME), knowledge_base=knowledge_base,
-                           strategy=strategy, description=pipeline_demo_description(strategy).get("en"))
+    name = _free_name(owner, DEMO_PIPELINE_NAME)
+    description = pipeline_demo_description(strategy)
+    pipeline = pipeline_create(owner=owner, name=name, knowledge_base=knowledge_base, strategy=strategy,
+                               description=description.get("en"))
+    # Shown in the reader's language until the owner edits them (``common.i18n.seeded_text``).
+    pipeline.translations = {"description": description.to_dict()}
+    if name == DEMO_PIPELINE_NAME:
+        pipeline.translations["name"] = preset("hybrid").display_name.to_dict()
+    pipeline.save(update_fields=["translations"])
+    return pipeline
 
 
 _DEMO_DESCRIPTION = ml("The recommended starting point: {retrieval}, answered by the local model.",
