@@ -21,7 +21,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from common.i18n import translate
+from common.i18n import seeded_text, translate
 from common.limits import limit_refusal
 from rag.core import ConfigValidationError
 
@@ -142,3 +142,18 @@ def exception_handler(exc: Exception, context: Mapping[str, Any]) -> Response | 
         status, error = refusal
         return errors_response([error], status)
     return drf_exception_handler(exc, context)
+
+
+class SeededTextField(serializers.CharField):
+    """A name or description in the reader's language when Trellis wrote it in every language
+    (``common.i18n.seeded_text``); needs ``context={"language": ...}``. ``source`` is the
+    object that holds the field (``"*"``, or ``"knowledge_base"``)."""
+
+    def __init__(self, field: str, **kwargs: Any) -> None:
+        self.text_field = field
+        kwargs.setdefault("source", "*")
+        kwargs.setdefault("read_only", True)
+        super().__init__(**kwargs)
+
+    def to_representation(self, value: Any) -> str:
+        return seeded_text(value, self.text_field, self.context.get("language"))

@@ -52,3 +52,22 @@ def language_of_scope(scope: Mapping[str, Any]) -> str:
             first = value.decode("latin-1").split(",")[0].split(";")[0].strip()
             return normalize_language(first)
     return "en"
+
+
+def seeded_text(item: Any, field: str, language: str | None) -> str:
+    """``item.field`` in ``language`` when Trellis wrote it in every language (a demo's name,
+    kept in ``item.translations``), else as stored: what a user typed reads as they typed it."""
+    texts = (getattr(item, "translations", None) or {}).get(field)
+    return MultilingualString.from_dict(texts).get(language) if texts else getattr(item, field)
+
+
+def seeded_text_edit(item: Any, field: str, value: str) -> None:
+    """Set ``item.field`` to what a user sent. A value that is one of the field's own
+    translations is the same text shown in another language (the builder sends the name it
+    shows), so nothing changes; any other value is the user's and replaces them."""
+    translations = getattr(item, "translations", None) or {}
+    if value in (translations.get(field) or {}).values():
+        return
+    setattr(item, field, value)
+    if field in translations:
+        item.translations = {key: texts for key, texts in translations.items() if key != field}

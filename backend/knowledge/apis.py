@@ -16,7 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from common.api import INVALID, LANG_PARAMETER, Invalid, get_for_owner, message_error, validated
+from common.api import INVALID, LANG_PARAMETER, Invalid, SeededTextField, get_for_owner, message_error, validated
 from common.i18n import translate
 from rag.core.i18n import gettext_noop
 
@@ -34,9 +34,11 @@ class ReasonSerializer(serializers.Serializer):
 
 @extend_schema_serializer(component_name="KnowledgeBase")
 class KnowledgeBaseOutputSerializer(serializers.Serializer):
+    """Needs ``context={"language": ...}`` for the names Trellis wrote in every language."""
+
     id = serializers.IntegerField()
-    name = serializers.CharField()
-    description = serializers.CharField()
+    name = SeededTextField("name")
+    description = SeededTextField("description")
     language = serializers.ChoiceField(choices=KnowledgeBase.Language.choices)
     chunker = serializers.JSONField(help_text="The chunker component reference.")
     embedding_model = serializers.JSONField(help_text="The embedding component reference.")
@@ -121,7 +123,7 @@ class KnowledgeBaseListApi(APIView):
     @extend_schema(operation_id="knowledge_bases_list", responses=KnowledgeBaseOutputSerializer(many=True))
     def get(self, request: Request) -> Response:
         knowledge_bases = selectors.knowledge_base_list(user=request.user)
-        return Response(KnowledgeBaseOutputSerializer(knowledge_bases, many=True).data)
+        return Response(KnowledgeBaseOutputSerializer(knowledge_bases, many=True, context={"language": request.LANGUAGE_CODE}).data)
 
 
 class KnowledgeBaseCreateApi(APIView):
@@ -156,7 +158,7 @@ class KnowledgeBaseCreateApi(APIView):
         except IntegrityError:
             raise _duplicate_name(request, data["name"]) from None
         knowledge_base = selectors.knowledge_base_get(user=request.user, knowledge_base_id=knowledge_base.pk)
-        return Response(KnowledgeBaseOutputSerializer(knowledge_base).data, status=status.HTTP_201_CREATED)
+        return Response(KnowledgeBaseOutputSerializer(knowledge_base, context={"language": request.LANGUAGE_CODE}).data, status=status.HTTP_201_CREATED)
 
 
 class KnowledgeBaseDetailApi(APIView):
@@ -164,7 +166,7 @@ class KnowledgeBaseDetailApi(APIView):
 
     @extend_schema(operation_id="knowledge_bases_retrieve", responses=KnowledgeBaseOutputSerializer)
     def get(self, request: Request, knowledge_base_id: int) -> Response:
-        return Response(KnowledgeBaseOutputSerializer(_knowledge_base(request, knowledge_base_id)).data)
+        return Response(KnowledgeBaseOutputSerializer(_knowledge_base(request, knowledge_base_id), context={"language": request.LANGUAGE_CODE}).data)
 
 
 class KnowledgeBaseUpdateApi(APIView):
@@ -190,7 +192,7 @@ class KnowledgeBaseUpdateApi(APIView):
         except IntegrityError:
             raise _duplicate_name(request, data["name"]) from None
         knowledge_base = selectors.knowledge_base_get(user=request.user, knowledge_base_id=knowledge_base.pk)
-        return Response(KnowledgeBaseOutputSerializer(knowledge_base).data)
+        return Response(KnowledgeBaseOutputSerializer(knowledge_base, context={"language": request.LANGUAGE_CODE}).data)
 
 
 class KnowledgeBaseDeleteApi(APIView):

@@ -15,6 +15,11 @@ class KnowledgeBase(models.Model):
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="knowledge_bases")
     name = models.CharField(_("name"), max_length=200)
     description = models.TextField(_("description"), blank=True)
+    translations = models.JSONField(
+        _("texts in every language"), default=dict, blank=True,
+        help_text=_('Names Trellis wrote itself, by field and language ({"name": {"en": …, "es": …}}); '
+                    "the API shows the reader's language until a user edits the field."),
+    )
     language = models.CharField(_("language"), max_length=16, choices=Language.choices, default=Language.ENGLISH)
     chunker = models.JSONField(_("chunker"), help_text=_("A chunker component reference."))
     embedding_model = models.JSONField(_("embedding model"), help_text=_("An embedding component reference."))

@@ -11,7 +11,15 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from catalog.selectors import component_vocabulary
-from common.api import LANG_PARAMETER, errors_response, get_for_owner, message_error, no_such, validated
+from common.api import (
+    LANG_PARAMETER,
+    SeededTextField,
+    errors_response,
+    get_for_owner,
+    message_error,
+    no_such,
+    validated,
+)
 from knowledge.models import KnowledgeBase
 from knowledge.selectors import knowledge_base_get
 from models.selectors import models_visible_to
@@ -28,10 +36,10 @@ from .selectors import pipelines_readiness
 @extend_schema_serializer(component_name="Pipeline")
 class PipelineOutputSerializer(serializers.Serializer):
     id = serializers.IntegerField()
-    name = serializers.CharField()
-    description = serializers.CharField()
+    name = SeededTextField("name")
+    description = SeededTextField("description")
     knowledge_base = serializers.IntegerField(source="knowledge_base_id")
-    knowledge_base_name = serializers.CharField(source="knowledge_base.name")
+    knowledge_base_name = SeededTextField("name", source="knowledge_base")
     representation = serializers.SerializerMethodField()
     ready = serializers.SerializerMethodField()
     waiting_for = serializers.SerializerMethodField()

@@ -12,6 +12,11 @@ class Pipeline(models.Model):
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="pipelines")
     name = models.CharField(_("name"), max_length=200)
     description = models.TextField(_("description"), blank=True)
+    translations = models.JSONField(
+        _("texts in every language"), default=dict, blank=True,
+        help_text=_('Names Trellis wrote itself, by field and language ({"name": {"en": …, "es": …}}); '
+                    "the API shows the reader's language until a user edits the field."),
+    )
     knowledge_base = models.ForeignKey(KnowledgeBase, on_delete=models.CASCADE, related_name="pipelines")
     strategy = models.JSONField(_("strategy"), help_text=_("A strategy component reference."))
     created_at = models.DateTimeField(auto_now_add=True)

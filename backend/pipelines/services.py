@@ -7,6 +7,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
+from common.i18n import seeded_text_edit
 from common.outbound import outbound_policy_for
 from common.reach import reach_errors
 from credentials.selectors import credential_destinations, credential_named
@@ -14,10 +15,11 @@ from knowledge.models import KnowledgeBase
 from knowledge.services import vector_index_ensure
 from rag.clients.outbound import origin
 from rag.components import load_components
-from rag.core import ConfigValidationError, FieldError, credential_references, validate_tree
+from rag.core import ConfigValidationError, FieldError, MultilingualString, credential_references, ml, validate_tree
 from rag.core.i18n import gettext_noop
+from rag.core.multilingual import LANGUAGES
 from rag.credentials.base import CredentialDestinationError, CredentialOutboundError
-from rag.presets import default_retriever
+from rag.presets import default_retriever, fusion_sentence, preset
 
 from .models import Pipeline
 from .selectors import dense_requirements
@@ -114,10 +116,10 @@ def pipeline_update(
     if strategy is not None:
         pipeline.strategy = strategy_validate(owner=pipeline.owner, strategy=strategy)
     if name is not None:
-        _name_error(pipeline.owner, name, exclude=pipeline.pk)
-        pipeline.name = name
+        seeded_text_edit(pipeline, "name", name)
+        _name_error(pipeline.owner, pipeline.name, exclude=pipeline.pk)
     if description is not None:
-        pipeline.description = description
+        seeded_text_edit(pipeline, "description", description)
     if knowledge_base is not None:
         pipeline.knowledge_base = knowledge_base
     with transaction.atomic():
@@ -195,7 +197,7 @@ def pipeline_import(*, owner: AbstractBaseUser, document: Any, knowledge_base: K
                            strategy=config, description=str(document.get("description", "")))
 
 
-DEMO_PIPELINE_NAME = "Hybrid"
+DEMO_PIPELINE_NAME = preset("hybrid").display_name.get("en")
 
 
 def pipeline_seed_demo(*, owner: AbstractBaseUser, knowledge_base: KnowledgeBase) -> Pipeline | None:
@@ -204,6 +206,26 @@ def pipeline_seed_demo(*, owner: AbstractBaseUser, knowledge_base: KnowledgeBase
     if Pipeline.objects.filter(owner=owner, knowledge_base=knowledge_base, name=DEMO_PIPELINE_NAME).exists():
         return None
     strategy = {"component": "NaiveRAG", "params": {"retriever": default_retriever()}}
-    return pipeline_create(owner=owner, name=_free_name(owner, DEMO_PIPELINE_NAME), knowledge_base=knowledge_base,
-                           strategy=strategy, description="The recommended starting point: BM25 and dense "
-                           "retrieval fused by reciprocal rank fusion, answered by the local model.")
+    name = _free_name(owner, DEMO_PIPELINE_NAME)
+    description = pipeline_demo_description(strategy)
+    pipeline = pipeline_create(owner=owner, name=name, knowledge_base=knowledge_base, strategy=strategy,
+                               description=description.get("en"))
+    # Shown in the reader's language until the owner edits them (``common.i18n.seeded_text``).
+    pipeline.translations = {"description": description.to_dict()}
+    if name == DEMO_PIPELINE_NAME:
+        pipeline.translations["name"] = preset("hybrid").display_name.to_dict()
+    pipeline.save(update_fields=["translations"])
+    return pipeline
+
+
+_DEMO_DESCRIPTION = ml("The recommended starting point: {retrieval}, answered by the local model.",
+                       "El punto de partida recomendado: {retrieval}; responde el modelo local.",
+                       "建議的起點：{retrieval}，由本機模型回答。")
+
+
+def pipeline_demo_description(strategy: dict[str, Any]) -> MultilingualString:
+    """The demo pipeline's description, its retrieval read off ``strategy`` (``fusion_sentence``)
+    so that it says what the pipeline does whatever the Hybrid preset becomes."""
+    retrieval = fusion_sentence(strategy)
+    return MultilingualString.from_dict({language: _DEMO_DESCRIPTION.get(language).format(
+        retrieval=retrieval.get(language)) for language in LANGUAGES})

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from .core import MultilingualString, ml
+from .core.multilingual import LANGUAGES
 from .core.params import ref
 from .retrievers.cross_encoder.retriever import DEFAULT_MODEL as DEFAULT_CROSS_ENCODER
 
@@ -71,6 +73,69 @@ HYBRID_CHILD_DEPTH = 100
 needs the tail of a list to place its head (measured in ``bench/quality.md``)."""
 
 
+_RETRIEVER_NOUNS = {
+    "BM25Retriever": ml("BM25", "BM25", "BM25"),
+    "DenseEmbeddingRetriever": ml("dense retrieval", "recuperación densa", "稠密檢索"),
+}
+
+_FUSION_SENTENCES = {
+    "rrf": ml("{children}, their rankings merged by reciprocal rank fusion",
+              "{children}, con sus clasificaciones combinadas por fusión de rangos recíprocos",
+              "結合 {children}，以倒數排名融合合併其排名"),
+    "weighted": ml("{children}, their scores normalised and added",
+                   "{children}, con sus puntuaciones normalizadas y sumadas",
+                   "結合 {children}，將其分數正規化後相加"),
+    "weighted-unequal": ml("{children}, their scores normalised, weighted {weights} and added",
+                           "{children}, con sus puntuaciones normalizadas, ponderadas {weights} y sumadas",
+                           "結合 {children}，將其分數正規化後依權重 {weights} 相加"),
+}
+
+
+def _joined(items: list[str], language: str) -> str:
+    if len(items) < 2:
+        return "".join(items)
+    if language == "zh-Hant":
+        # Chinese sets Latin words off by a space, and nothing else.
+        return _CJK_LATIN.sub(" ", "、".join(items[:-1]) + "與" + items[-1])
+    return ", ".join(items[:-1]) + {"en": " and ", "es": " y "}[language] + items[-1]
+
+
+_CJK_LATIN = re.compile(r"(?<=[A-Za-z0-9])(?=[\u4e00-\u9fff])|(?<=[\u4e00-\u9fff])(?=[A-Za-z0-9])")
+
+
+def concat(*parts: MultilingualString | str) -> MultilingualString:
+    """Texts put end to end in each language (a plain string is the same in all)."""
+    return MultilingualString.from_dict({
+        language: "".join(part if isinstance(part, str) else part.get(language) for part in parts)
+        for language in LANGUAGES
+    })
+
+
+def fusion_sentence(tree: dict[str, Any]) -> MultilingualString:
+    """What the first ``EnsembleRetriever`` in ``tree`` does, read off its settings (the retrievers
+    it fuses, the method, unequal weights), so a description cannot promise another fusion than
+    the one configured. Raises ``ValueError`` for a tree without one."""
+    ensemble = next((node for node in _nodes(tree) if node.get("component") == "EnsembleRetriever"), None)
+    if ensemble is None:
+        raise ValueError("the tree has no EnsembleRetriever")
+    params = ensemble.get("params", {})
+    # Unset params are the component's defaults (a stored tree is normalised; a preset may be not).
+    from .retrievers.composite.ensemble import EnsembleRetriever
+
+    defaults = EnsembleRetriever.Params()
+    fusion = params.get("fusion", defaults.fusion)
+    children = params.get("children") or [child.model_dump() for child in defaults.children]
+    weights = params.get("weights")
+    key = "weighted-unequal" if fusion == "weighted" and weights and len(set(weights)) > 1 else fusion
+    texts = {}
+    for language in LANGUAGES:
+        nouns = [(_RETRIEVER_NOUNS.get(child["component"]) or ml(child["component"])).get(language)
+                 for child in children]
+        texts[language] = _FUSION_SENTENCES[key].get(language).format(
+            children=_joined(nouns, language), weights=" / ".join(f"{weight:g}" for weight in weights or ()))
+    return MultilingualString.from_dict(texts)
+
+
 def _hybrid(top_k: int = 10) -> dict[str, Any]:
     # The BM25 child stems in the knowledge base's language: the dense child already meets other
     # word forms, and a stemmed keyword list adds what it misses (measured in ``bench/quality.md``).
@@ -103,9 +168,8 @@ PRESETS: tuple[Preset, ...] = (
     Preset(
         "hybrid",
         ml("Hybrid", "Híbrido", "混合"),
-        ml("BM25 and dense retrieval, their scores normalised and added: the robust default.",
-           "BM25 y recuperación densa, con sus puntuaciones normalizadas y sumadas: la opción robusta por defecto.",
-           "結合 BM25 與稠密檢索，將兩者分數正規化後相加：穩健的預設選擇。"),
+        concat(fusion_sentence(_hybrid()), ml(": the robust default.", ": la opción robusta por defecto.",
+                                              "：穩健的預設選擇。")),
         "merge",
         _hybrid(),
         default=True,

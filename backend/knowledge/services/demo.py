@@ -9,11 +9,20 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from rag.core import ml
+
 from ..models import KnowledgeBase
 from .documents import document_delete, documents_upload
 from .knowledge_bases import knowledge_base_create
 
-DEMO_NAME = "Trellis guide"
+DEMO_TEXTS = {
+    "name": ml("Trellis guide", "Guía de Trellis", "Trellis 指南"),
+    "description": ml("Trellis's own documentation in English, Spanish and Traditional Chinese.",
+                      "La documentación de Trellis en inglés, español y chino tradicional.",
+                      "Trellis 自己的說明文件，有英文、西班牙文與繁體中文版。"),
+}
+"""Shown in the reader's language (``common.i18n.seeded_text``) until the owner edits them."""
+DEMO_NAME = DEMO_TEXTS["name"].get("en")
 
 
 def demo_sources() -> list[Path]:
@@ -29,8 +38,10 @@ def knowledge_base_seed_demo(*, owner: AbstractBaseUser) -> tuple[KnowledgeBase,
     if knowledge_base is None:
         knowledge_base = knowledge_base_create(
             owner=owner, name=DEMO_NAME, language=KnowledgeBase.Language.MULTILINGUAL,
-            description="Trellis's own documentation in English, Spanish and Traditional Chinese.",
+            description=DEMO_TEXTS["description"].get("en"),
         )
+        knowledge_base.translations = {field: text.to_dict() for field, text in DEMO_TEXTS.items()}
+        knowledge_base.save(update_fields=["translations"])
     files = []
     root = Path(settings.BASE_DIR)
     for path in demo_sources():

@@ -9,6 +9,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
+from common.i18n import seeded_text_edit
 from common.reach import reach_errors
 from rag.components import load_components
 from rag.core import ConfigValidationError, FieldError, validate_or_raise
@@ -124,9 +125,9 @@ def knowledge_base_update(
         rechunk = chunker_config != knowledge_base.chunker
         knowledge_base.chunker = chunker_config
     if name is not None:
-        knowledge_base.name = name
+        seeded_text_edit(knowledge_base, "name", name)
     if description is not None:
-        knowledge_base.description = description
+        seeded_text_edit(knowledge_base, "description", description)
     with transaction.atomic():
         knowledge_base.save()
         if rechunk:

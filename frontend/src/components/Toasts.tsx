@@ -12,9 +12,11 @@ interface Toast {
 }
 
 interface ToastApi {
-  /** A failure the user should read; `error` may be an `ApiError` (its message is the server's). */
-  error: (title: string, error?: unknown) => void;
-  success: (title: string) => void;
+  /** A failure the user should read; `error` may be an `ApiError` (its message is the server's). Returns the toast's id. */
+  error: (title: string, error?: unknown) => number;
+  success: (title: string) => number;
+  /** Take a toast away before its time, e.g. a failure that a later success made untrue. */
+  dismiss: (id: number) => void;
 }
 
 const ToastContext = createContext<ToastApi | null>(null);
@@ -43,6 +45,7 @@ export function ToastProvider({ children }: { children: ReactNode }) {
       const id = next.current++;
       setToasts((current) => [...current.slice(-3), { ...toast, id }]);
       window.setTimeout(() => dismiss(id), toast.tone === "error" ? ERROR_MS : SUCCESS_MS);
+      return id;
     },
     [dismiss],
   );
@@ -51,8 +54,9 @@ export function ToastProvider({ children }: { children: ReactNode }) {
     () => ({
       error: (title, error) => push({ tone: "error", title, detail: detailOf(error) }),
       success: (title) => push({ tone: "success", title }),
+      dismiss,
     }),
-    [push],
+    [push, dismiss],
   );
 
   return (

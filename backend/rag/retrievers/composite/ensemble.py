@@ -82,10 +82,14 @@ class EnsembleRetriever(CompositeRetriever["EnsembleRetriever.Params"]):
     SHORT_NAME = ml("Fusion", "Fusión", "融合")
     DESCRIPTION = ml(
         "Runs several retrievers at once and merges their results, so keyword and semantic "
-        "search cover each other's blind spots (hybrid search).",
+        "search cover each other's blind spots (hybrid search). Unless told otherwise it merges "
+        "their rankings by reciprocal rank fusion (RRF), which needs no tuning.",
         "Ejecuta varios recuperadores a la vez y combina sus resultados, para que la búsqueda "
-        "por palabras y la semántica cubran los puntos ciegos de la otra (búsqueda híbrida).",
-        "同時執行多個檢索器並合併結果，讓關鍵字與語意搜尋互補彼此的盲點（混合搜尋）。",
+        "por palabras y la semántica cubran los puntos ciegos de la otra (búsqueda híbrida). Salvo "
+        "que se indique otra cosa, combina sus clasificaciones por fusión de rangos recíprocos (RRF), "
+        "que no necesita ajuste.",
+        "同時執行多個檢索器並合併結果，讓關鍵字與語意搜尋互補彼此的盲點（混合搜尋）。"
+        "除非另行設定，否則以倒數排名融合（RRF）合併其排名，無需調整。",
     )
     REPRESENTATION = ml(
         "Fusion · {fusion} · {children} · top {top_k}",

@@ -9,6 +9,8 @@ const LEFT = 26;
 const RIGHT = 10;
 const TOP = 10;
 const BOTTOM = 22;
+/** Below this width per round a word does not fit under its bar, and the round's number alone does. */
+const LABEL_ROOM = 48;
 
 /**
  * Pool size (line) and new chunks (bars) per round, hand-drawn in SVG: two series over a handful
@@ -47,7 +49,7 @@ export function RoundsChart({ rounds }: { rounds: RoundSummary[] }) {
               rx={3}
             />
             <text className="rounds-chart__label" x={x(index)} y={HEIGHT - 6} textAnchor="middle">
-              {t("trace.roundShort", { n: round.round })}
+              {step >= LABEL_ROOM ? t("trace.roundShort", { n: round.round }) : round.round}
             </text>
           </g>
         ))}

@@ -54,45 +54,80 @@ function setup(validate: (tree: ComponentRef) => Response, save: (body: Record<s
   return api;
 }
 
+const denseTopK = (strategy: ComponentRef) =>
+  ((strategy.params!.retriever as ComponentRef).params!.children as ComponentRef[])[1]!.params!.top_k;
+
+/** The requests `fetch` was asked to send with this method. */
+const requests = (api: ReturnType<typeof mockApi>, method: string) =>
+  api.mock.calls.filter(([, init]) => (init?.method ?? "GET").toUpperCase() === method);
+
 const valid = (tree: ComponentRef) => jsonResponse({ valid: true, config: tree, errors: [], nodes: [] });
 
 describe("PipelineEditorPage", () => {
-  it("puts a refused save's errors on the exact field of the right node, then saves once fixed", async () => {
-    let saves = 0;
-    const denseTopK = (strategy: ComponentRef) =>
-      ((strategy.params!.retriever as ComponentRef).params!.children as ComponentRef[])[1]!.params!.top_k;
-    // The live check agrees with the save, as the server's two answers do.
+  it("does not send a tree the live check refused: lists each problem with its path and focuses its component", async () => {
     const check = (tree: ComponentRef) =>
       denseTopK(tree) === 0
         ? jsonResponse({ valid: false, config: null, nodes: [], errors: [{ path: DENSE_TOP_K.replace("strategy.", ""), message: "must be ≥ 1", code: "greater_than_equal" }] })
         : valid(tree);
-    setup(check, (body) => {
-      saves++;
-      const strategy = body.strategy as ComponentRef;
-      if (denseTopK(strategy) === 0) {
-        return jsonResponse({ errors: [{ path: DENSE_TOP_K, message: "must be ≥ 1", code: "greater_than_equal" }] }, 400);
-      }
-      return jsonResponse({ ...PIPELINE, strategy });
-    });
+    const api = setup(check, (body) => jsonResponse({ ...PIPELINE, strategy: body.strategy as ComponentRef }));
 
     fireEvent.click(await screen.findByRole("button", { name: /^Dense semantic retriever/ }));
     const topK = await screen.findByLabelText("Results");
     fireEvent.change(topK, { target: { value: "0" } });
     expect(screen.getByText("Unsaved changes")).toBeInTheDocument();
-    // The builder checks as you type; the server's verdict would land here too.
     expect(within(topK.closest<HTMLElement>(".form-field")!).getByText("must be ≥ 1")).toBeInTheDocument();
+    // The live check has answered about the tree as it is now.
+    await screen.findByText("1 problem", { selector: ".editor__status *" });
+    fireEvent.click(screen.getByRole("button", { name: /^BM25 keyword retriever/ }));
 
     fireEvent.click(screen.getByRole("button", { name: "Save" }));
     expect(await screen.findByText("Not saved: 1 problem to fix first.")).toBeInTheDocument();
-    await waitFor(() => expect(card("Dense semantic retriever")).toHaveClass("is-invalid"));
+    const problems = screen.getByText("Fix this problem to save:").closest<HTMLElement>("[role=alert]")!;
+    expect(within(problems).getByText(DENSE_TOP_K)).toBeInTheDocument();
+    expect(problems).toHaveTextContent(`${DENSE_TOP_K} must be ≥ 1`);
+    // The first problem's component is selected, highlighted and focused.
+    const dense = card("Dense semantic retriever");
+    expect(dense).toHaveClass("is-invalid");
+    expect(dense).toHaveClass("is-selected");
+    expect(document.activeElement).toBe(within(dense).getByRole("button", { name: /^Dense semantic retriever/ }));
     expect(card("BM25 keyword retriever")).not.toHaveClass("is-invalid");
+    expect(requests(api, "PATCH")).toHaveLength(0);
 
     fireEvent.change(screen.getByLabelText("Results"), { target: { value: "5" } });
+    await screen.findByText("Valid");
+    expect(screen.queryByText("Fix this problem to save:")).not.toBeInTheDocument();
     fireEvent.click(screen.getByRole("button", { name: "Save" }));
     expect(await screen.findByText("“Hybrid” saved.")).toBeInTheDocument();
-    expect(saves).toBe(2);
+    expect(requests(api, "PATCH")).toHaveLength(1);
     expect(screen.queryByText("Unsaved changes")).not.toBeInTheDocument();
     expect(within(card("Dense semantic retriever")).getByText("Dense · knowledge base model · top 5")).toBeInTheDocument();
+  });
+
+  it("puts a save the server refuses on the right node, and the next successful save takes the 'Not saved' toast away", async () => {
+    let saves = 0;
+    // The live check finds nothing; only the save does (as a rule checked on save would).
+    const api = setup(valid, (body) => {
+      saves++;
+      const strategy = body.strategy as ComponentRef;
+      if (saves === 1) return jsonResponse({ errors: [{ path: DENSE_TOP_K, message: "is too large for this knowledge base", code: "too_large" }] }, 400);
+      return jsonResponse({ ...PIPELINE, strategy });
+    });
+
+    fireEvent.click(await screen.findByRole("button", { name: /^Dense semantic retriever/ }));
+    fireEvent.change(await screen.findByLabelText("Results"), { target: { value: "50" } });
+    await screen.findByText("Valid");
+    fireEvent.click(screen.getByRole("button", { name: "Save" }));
+    expect(await screen.findByText("Not saved: 1 problem to fix first.")).toBeInTheDocument();
+    await waitFor(() => expect(card("Dense semantic retriever")).toHaveClass("is-invalid"));
+    expect(screen.getByText("Fix this problem to save:").closest("[role=alert]")).toHaveTextContent(`${DENSE_TOP_K} is too large for this knowledge base`);
+
+    fireEvent.change(screen.getByLabelText("Results"), { target: { value: "5" } });
+    await screen.findByText("Valid");
+    fireEvent.click(screen.getByRole("button", { name: "Save" }));
+    expect(await screen.findByText("“Hybrid” saved.")).toBeInTheDocument();
+    expect(screen.queryByText("Not saved: 1 problem to fix first.")).not.toBeInTheDocument();
+    expect(screen.queryByText("Fix this problem to save:")).not.toBeInTheDocument();
+    expect(requests(api, "PATCH")).toHaveLength(2);
   });
 
   it("shows what the server's live check finds on the node it concerns", async () => {

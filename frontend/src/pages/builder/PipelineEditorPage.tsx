@@ -2,7 +2,7 @@ import { ArrowLeft, CircleCheck, CircleAlert, Copy, Download, LoaderCircle, Save
 import { useCallback, useEffect, useId, useMemo, useReducer, useRef, type Dispatch } from "react";
 import { useTranslation } from "react-i18next";
 
-import { pathErrorsOf, validateTree, type ComponentRef } from "../../api/components";
+import { pathErrorsOf, validateTree, type ComponentRef, type PathError } from "../../api/components";
 import { fetchKnowledgeBases, type KnowledgeBase } from "../../api/knowledge";
 import {
   createPipeline,
@@ -14,6 +14,7 @@ import {
 } from "../../api/pipelines";
 import { useCatalog, useComponentDetails } from "../../catalog/CatalogProvider";
 import { placeErrors } from "../../components/RetrieverTree/errors";
+import { formatPath, parsePath } from "../../components/RetrieverTree/paths";
 import { RetrieverTree } from "../../components/RetrieverTree/RetrieverTree";
 import {
   ROOT_KIND,
@@ -23,6 +24,7 @@ import {
   slotsOf,
   treeKinds,
   treeNodePaths,
+  type NodePath,
 } from "../../components/RetrieverTree/tree";
 import { ErrorNotice, Loading } from "../../components/StatusViews";
 import { useToast } from "../../components/Toasts";
@@ -30,7 +32,7 @@ import { downloadJson, fileSafe } from "../../lib/download";
 import { useLoad } from "../../lib/useLoad";
 import { Link, useLocation, useNavigate, useUnsavedChangesGuard } from "../../router/Router";
 import { useDocumentTitle } from "../../shell/useDocumentTitle";
-import { draftOf, editorReducer, fieldName, initialState, isDirty, type Draft, type EditorAction, type EditorState } from "./editorState";
+import { draftOf, editorReducer, fieldName, initialState, isDirty, knownInvalid, type Draft, type EditorAction, type EditorState } from "./editorState";
 import { DEFAULT_STRATEGY, emptyStrategy, readNewPipelineChoice, templateStrategy } from "./newPipeline";
 import { NodeInspector } from "./NodeInspector";
 import { ReadinessChip } from "./ReadinessChip";
@@ -126,9 +128,39 @@ function Editor({ loaded, kinds }: { loaded: Loaded; kinds: ReadonlySet<string> 
     }
   }, [pipelineId, navigate]);
 
+  // The last "Not saved" toast: a later save (refused or not) makes it untrue.
+  const refusal = useRef<number | null>(null);
+  const canvas = useRef<HTMLDivElement>(null);
+  const focusNode = useRef<NodePath | null>(null);
+  useEffect(() => {
+    if (focusNode.current === null) return;
+    canvas.current?.querySelector<HTMLElement>(`[data-node-path="${CSS.escape(focusNode.current)}"]`)?.focus();
+    focusNode.current = null;
+  });
+
+  const refuse = (title: string, error?: unknown) => {
+    if (refusal.current !== null) toast.dismiss(refusal.current);
+    refusal.current = toast.error(title, error);
+  };
+
+  /** Select and focus the component the first error is about. */
+  const showFirst = (errors: readonly PathError[], prefix: readonly string[]) => {
+    const [first] = placeErrors(errors, nodes, prefix).byNode.keys();
+    if (first === undefined) return;
+    dispatch({ type: "select", path: first });
+    focusNode.current = first;
+  };
+
   const save = async () => {
     if (draft.knowledgeBase === null) {
       dispatch({ type: "rejected", errors: [{ path: "knowledge_base", message: t("builder.knowledgeBaseRequired"), code: "required" }] });
+      return;
+    }
+    // The server would refuse what the live check already refused: say so without asking it.
+    if (knownInvalid(state)) {
+      dispatch({ type: "blocked" });
+      showFirst(state.treeErrors, []);
+      refuse(t("builder.saveInvalid", { count: state.treeErrors.length }));
       return;
     }
     dispatch({ type: "saving" });
@@ -137,14 +169,14 @@ function Editor({ loaded, kinds }: { loaded: Loaded; kinds: ReadonlySet<string> 
     try {
       const pipeline = state.pipeline ? await updatePipeline(state.pipeline.id, input) : await createPipeline(input);
       dispatch({ type: "saved", pipeline, version });
+      if (refusal.current !== null) toast.dismiss(refusal.current);
+      refusal.current = null;
       toast.success(t("builder.saved", { name: pipeline.name }));
     } catch (error) {
       const errors = pathErrorsOf(error) ?? [];
       dispatch({ type: "rejected", errors });
-      // Show the first component the server found a problem in.
-      const [first] = placeErrors(errors, nodes, ["strategy"]).byNode.keys();
-      if (first !== undefined) dispatch({ type: "select", path: first });
-      toast.error(errors.length ? t("builder.saveInvalid", { count: errors.length }) : t("builder.saveFailed"), errors.length ? undefined : error);
+      showFirst(errors, ["strategy"]);
+      refuse(errors.length ? t("builder.saveInvalid", { count: errors.length }) : t("builder.saveFailed"), errors.length ? undefined : error);
     }
   };
 
@@ -243,8 +275,10 @@ function Editor({ loaded, kinds }: { loaded: Loaded; kinds: ReadonlySet<string> 
         </div>
       )}
 
+      {state.showProblems && state.treeErrors.length > 0 && <TreeProblems errors={state.treeErrors} />}
+
       <div className="editor__body">
-        <div className="editor__canvas">
+        <div className="editor__canvas" ref={canvas}>
           <RetrieverTree
             root={draft.strategy}
             selected={selectedPath}
@@ -270,6 +304,26 @@ function Editor({ loaded, kinds }: { loaded: Loaded; kinds: ReadonlySet<string> 
             }
           />
         </aside>
+      </div>
+    </div>
+  );
+}
+
+/** The tree's problems after a refused save, each where it is in the pipeline's JSON (as an export or import shows it). */
+function TreeProblems({ errors }: { errors: readonly PathError[] }) {
+  const { t } = useTranslation();
+  return (
+    <div role="alert" className="notice notice--error notice--compact">
+      <CircleAlert aria-hidden="true" className="notice__icon" size={18} />
+      <div>
+        <p className="notice__title">{t("builder.problemsTitle", { count: errors.length })}</p>
+        <ul className="error-paths">
+          {errors.map((error) => (
+            <li key={error.path + error.message}>
+              <code>{formatPath(["strategy", ...parsePath(error.path)])}</code> {error.message}
+            </li>
+          ))}
+        </ul>
       </div>
     </div>
   );

@@ -25,11 +25,15 @@ export interface EditorState {
   /** Bumped by every edit of the strategy, so that late answers about older trees are ignored. */
   version: number;
   validation: Validation;
+  /** The version the last verdict (`valid`/`invalid`/`unavailable`) is about. */
+  checkedVersion: number | null;
   /** Problems in the tree, with paths relative to the strategy. */
   treeErrors: PathError[];
   /** Problems with the pipeline's own fields (name, knowledge base…). */
   fieldErrors: PathError[];
   saving: boolean;
+  /** A save was refused (here or by the server): list the tree's problems until they are fixed. */
+  showProblems: boolean;
 }
 
 export type EditorAction =
@@ -40,6 +44,7 @@ export type EditorAction =
   | { type: "validating" }
   | { type: "validated"; version: number; valid: boolean; errors: PathError[]; config?: ComponentRef | null }
   | { type: "validationUnavailable"; version: number }
+  | { type: "blocked" }
   | { type: "saving" }
   | { type: "saved"; pipeline: Pipeline; version: number }
   | { type: "rejected"; errors: PathError[] };
@@ -61,10 +66,17 @@ export function initialState(draft: Draft, pipeline: Pipeline | null): EditorSta
     selected: "",
     version: 0,
     validation: "idle",
+    checkedVersion: null,
     treeErrors: [],
     fieldErrors: [],
     saving: false,
+    showProblems: false,
   };
+}
+
+/** The live check has already found problems in the tree as it is now: saving it would be refused. */
+export function knownInvalid(state: EditorState): boolean {
+  return state.validation === "invalid" && state.checkedVersion === state.version && state.treeErrors.length > 0;
 }
 
 export function isDirty(state: EditorState): boolean {
@@ -126,11 +138,14 @@ export function editorReducer(state: EditorState, action: EditorAction): EditorS
         // Before any edit, what the server fills in is what was saved: not a change.
         saved: state.version === 0 && state.saved ? { ...state.saved, strategy } : state.saved,
         validation: action.valid ? "valid" : "invalid",
+        checkedVersion: action.version,
         treeErrors: action.errors,
       };
     }
     case "validationUnavailable":
-      return action.version === state.version ? { ...state, validation: "unavailable" } : state;
+      return action.version === state.version ? { ...state, validation: "unavailable", checkedVersion: action.version } : state;
+    case "blocked":
+      return { ...state, showProblems: true };
     case "saving":
       return { ...state, saving: true };
     case "saved": {
@@ -144,11 +159,22 @@ export function editorReducer(state: EditorState, action: EditorAction): EditorS
         saving: false,
         treeErrors: [],
         fieldErrors: [],
+        showProblems: false,
       };
     }
     case "rejected": {
       const { tree, fields } = strategyErrors(action.errors);
-      return { ...state, saving: false, treeErrors: tree, fieldErrors: fields, validation: tree.length ? "invalid" : state.validation };
+      return {
+        ...state,
+        saving: false,
+        treeErrors: tree,
+        fieldErrors: fields,
+        validation: tree.length ? "invalid" : state.validation,
+        // The server's refusal, not the live check's: the next save may still be tried (a
+        // different knowledge base, say, can make the same tree acceptable).
+        checkedVersion: tree.length ? null : state.checkedVersion,
+        showProblems: tree.length > 0,
+      };
     }
   }
 }

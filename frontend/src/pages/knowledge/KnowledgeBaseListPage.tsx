@@ -14,11 +14,12 @@ import { KnowledgeBaseDialog } from "./KnowledgeBaseDialog";
 type Dialog = { kind: "create" } | { kind: "edit"; base: KnowledgeBase } | { kind: "delete"; base: KnowledgeBase } | null;
 
 export function KnowledgeBaseListPage() {
-  const { t } = useTranslation();
+  const { t, i18n } = useTranslation();
   const toast = useToast();
   const navigate = useNavigate();
   const [dialog, setDialog] = useState<Dialog>(null);
-  const { state, reload, update } = useLoad(fetchKnowledgeBases, []);
+  // The demo's name and description come in the UI's language: ask again when it changes.
+  const { state, reload, update } = useLoad(fetchKnowledgeBases, [i18n.resolvedLanguage]);
   useDocumentTitle(t("knowledge.title"));
 
   const remove = async (base: KnowledgeBase) => {
