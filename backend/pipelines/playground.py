@@ -79,9 +79,7 @@ def retriever_try(
     models = language_model_nodes(config, path="retriever")
     if models and not allow_llm:
         raise LanguageModelConsentNeeded(models)
-    for embedding, metric in dense_requirements(config, knowledge_base):
-        vector_index_ensure(knowledge_base=knowledge_base, embedding_config=embedding, metric=metric)
-    built = _retriever(owner, knowledge_base, config)
+    built = built_retriever(owner, knowledge_base, config)
     started = time.perf_counter()
     with recording(TraceRecorder()):
         hits, node = built.search(question, top_k)
@@ -101,12 +99,18 @@ def retriever_try(
             "trace": node.to_dict()}
 
 
-def _retriever(owner: AbstractBaseUser, knowledge_base: KnowledgeBase, config: dict[str, Any]) -> BaseRetriever:
+def built_retriever(owner: AbstractBaseUser, knowledge_base: KnowledgeBase, config: dict[str, Any]) -> BaseRetriever:
+    """The retriever a validated ``config`` builds over ``knowledge_base`` as ``owner``; kept per
+    process for each version of the tree and of the knowledge base's content."""
     key = (owner.pk, knowledge_base.pk, knowledge_base.content_version, json.dumps(config, sort_keys=True))
     with _lock:
         if key in _built:
             _built.move_to_end(key)
             return _built[key]
+    # A dense retriever over another model or metric than the knowledge base's reads an index
+    # that may not exist yet: queue it, as saving a pipeline would.
+    for embedding, metric in dense_requirements(config, knowledge_base):
+        vector_index_ensure(knowledge_base=knowledge_base, embedding_config=embedding, metric=metric)
     infra = {**retriever_infra(knowledge_base), "outbound": outbound_policy_for(owner)}
     built = build(config, kind=BaseRetriever, registry=load_components(), infra=infra,
                   credentials=credential_resolver_for(owner))

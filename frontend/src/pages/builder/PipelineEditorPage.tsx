@@ -35,6 +35,7 @@ import { useDocumentTitle } from "../../shell/useDocumentTitle";
 import { draftOf, editorReducer, fieldName, initialState, isDirty, knownInvalid, type Draft, type EditorAction, type EditorState } from "./editorState";
 import { DEFAULT_STRATEGY, emptyStrategy, readNewPipelineChoice, templateStrategy } from "./newPipeline";
 import { NodeInspector } from "./NodeInspector";
+import { QualityPanel } from "./QualityPanel";
 import { ReadinessChip } from "./ReadinessChip";
 
 const VALIDATE_AFTER_MS = 400;
@@ -277,6 +278,14 @@ function Editor({ loaded, kinds }: { loaded: Loaded; kinds: ReadonlySet<string> 
 
       {state.showProblems && state.treeErrors.length > 0 && <TreeProblems errors={state.treeErrors} />}
 
+      <QualityPanel
+        pipelineId={state.pipeline?.id ?? null}
+        knowledgeBaseId={draft.knowledgeBase}
+        retriever={retrieverOf(draft.strategy)}
+        saved={state.pipeline && state.pipeline.knowledge_base === draft.knowledgeBase ? retrieverOf(state.pipeline.strategy) : undefined}
+        valid={state.treeErrors.length === 0}
+      />
+
       <div className="editor__body">
         <div className="editor__canvas" ref={canvas}>
           <RetrieverTree
@@ -464,4 +473,10 @@ function ValidationChip({ state, count }: { state: EditorState; count: number })
     default:
       return null;
   }
+}
+
+/** The retriever tree in a strategy's retriever slot, if it has one. */
+function retrieverOf(strategy: ComponentRef): ComponentRef | undefined {
+  const retriever = (strategy.params as { retriever?: unknown } | undefined)?.retriever;
+  return retriever && typeof retriever === "object" ? (retriever as ComponentRef) : undefined;
 }
