@@ -11,6 +11,7 @@ import { useDocumentTitle } from "../../shell/useDocumentTitle";
 import { ConnectionChip, EvaluationStatusBadge } from "./badges";
 import { useEvaluationFeed, type Connection } from "./evaluationFeed";
 import { formatDate } from "./format";
+import { progressText } from "./progress";
 import { ResultsView } from "./ResultsView";
 
 /** One evaluation: its live progress while it runs, then its results and report. */
@@ -71,7 +72,7 @@ function EvaluationView({ evaluation, connection }: { evaluation: EvaluationDeta
             <ConnectionChip connection={connection} />
             {evaluation.pipelines.map((pipeline) => (
               <span key={pipeline.name} className="chip" title={pipeline.preset ? t("evaluation.presetTitle") : t("evaluation.pipelineTitle")}>
-                {pipeline.name}
+                {pipeline.display_name || pipeline.name}
               </span>
             ))}
           </div>
@@ -116,7 +117,7 @@ function EvaluationView({ evaluation, connection }: { evaluation: EvaluationDeta
             tone={evaluation.status === "failed" ? "failed" : evaluation.status === "done" ? "done" : undefined}
           />
           <span className="stages__count" aria-live="polite">
-            {t("evaluation.progress.count", { done, total })}
+            {progressText(t, evaluation)}
           </span>
         </div>
         {active && (
