@@ -13,6 +13,7 @@ class MessageInline(admin.TabularInline):
 
 @admin.register(Conversation)
 class ConversationAdmin(admin.ModelAdmin):
-    list_display = ("title", "owner", "pipeline", "updated_at")
+    list_display = ("title", "owner", "pipeline", "origin", "updated_at")
+    list_filter = ("origin",)
     search_fields = ("title",)
     inlines = [MessageInline]

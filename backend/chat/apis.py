@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema, extend_schema_serializer
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from common.api import get_for_owner, no_such, validated
+from common.api import Invalid, get_for_owner, message_error, no_such, validated
 from common.i18n import translate
 from pipelines.models import Pipeline
 from pipelines.selectors import pipeline_get
@@ -26,6 +27,9 @@ STOPPED = gettext_noop("the answer was stopped before it was finished")
 class ConversationOutputSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     title = serializers.CharField()
+    origin = serializers.ChoiceField(choices=Conversation.Origin.choices,
+                                     help_text="Where it was started: web (the chat page or this API), api "
+                                               "(/v1/chat/completions) or mcp (an MCP tool).")
     pipeline = serializers.IntegerField(source="pipeline_id", allow_null=True)
     pipeline_name = serializers.CharField(source="pipeline.name", allow_null=True, default=None)
     created_at = serializers.DateTimeField()
@@ -92,12 +96,27 @@ def _pipeline(request: Request, pipeline_id: int | None, path: str = "pipeline")
                          missing=no_such(path, gettext_noop("no such pipeline"), request.LANGUAGE_CODE))
 
 
-class ConversationListApi(APIView):
-    """The user's conversations, most recent first."""
+UNKNOWN_ORIGIN = gettext_noop("unknown origin {origin!r} (choose from web, api, mcp)")
 
-    @extend_schema(operation_id="conversations_list", responses=ConversationOutputSerializer(many=True))
+
+class ConversationListApi(APIView):
+    """The user's conversations, most recent first; ``origin`` keeps those started in the given
+    places (``?origin=api,mcp``: the ones other programs asked)."""
+
+    @extend_schema(operation_id="conversations_list", responses=ConversationOutputSerializer(many=True),
+                   parameters=[OpenApiParameter("origin", OpenApiTypes.STR, description=(
+                       "Comma-separated origins to keep: web, api, mcp. Omitted: every conversation."))])
     def get(self, request: Request) -> Response:
-        return Response(ConversationOutputSerializer(selectors.conversation_list(user=request.user), many=True).data)
+        origins = None
+        if "origin" in request.query_params:
+            origins = [origin.strip() for origin in request.query_params["origin"].split(",") if origin.strip()]
+            known = Conversation.Origin.values
+            unknown = [origin for origin in origins if origin not in known]
+            if unknown:
+                raise Invalid([message_error("origin", UNKNOWN_ORIGIN, "invalid_choice", request.LANGUAGE_CODE,
+                                             origin=unknown[0][:20])])
+        conversations = selectors.conversation_list(user=request.user, origins=origins)
+        return Response(ConversationOutputSerializer(conversations, many=True).data)
 
 
 class ConversationCreateApi(APIView):

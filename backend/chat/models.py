@@ -8,10 +8,18 @@ from pipelines.models import Pipeline
 class Conversation(models.Model):
     """A chat with one pipeline (which may be switched between questions)."""
 
+    class Origin(models.TextChoices):
+        WEB = "web", _("Chat page")
+        API = "api", _("OpenAI-compatible API")
+        MCP = "mcp", _("MCP tool")
+
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="conversations")
     pipeline = models.ForeignKey(Pipeline, on_delete=models.SET_NULL, null=True, blank=True,
                                  related_name="conversations")
     title = models.CharField(_("title"), max_length=200, blank=True)
+    origin = models.CharField(_("origin"), max_length=8, choices=Origin.choices, default=Origin.WEB,
+                              help_text=_("Where it was started: the chat page (or the REST API), "
+                                          "/v1/chat/completions, or an MCP tool."))
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -10,8 +11,10 @@ from django.db.models import QuerySet
 from .models import Conversation, Message, Run
 
 
-def conversation_list(*, user: AbstractBaseUser) -> QuerySet[Conversation]:
-    return Conversation.objects.filter(owner=user).select_related("pipeline")
+def conversation_list(*, user: AbstractBaseUser, origins: Collection[str] | None = None) -> QuerySet[Conversation]:
+    """The user's conversations; with ``origins``, only those started there (``web``, ``api``, ``mcp``)."""
+    conversations = Conversation.objects.filter(owner=user).select_related("pipeline")
+    return conversations.filter(origin__in=origins) if origins is not None else conversations
 
 
 def conversation_get(*, user: AbstractBaseUser, conversation_id: int) -> Conversation:
@@ -50,7 +53,8 @@ def run_events(*, conversation: Conversation) -> tuple[int | None, list[dict[str
 def conversation_summary(conversation: Conversation) -> dict[str, Any]:
     """A conversation as the REST list shows it (the ``Conversation`` schema), for live events."""
     pipeline = conversation.pipeline
-    return {"id": conversation.pk, "title": conversation.title, "pipeline": conversation.pipeline_id,
+    return {"id": conversation.pk, "title": conversation.title, "origin": conversation.origin,
+            "pipeline": conversation.pipeline_id,
             "pipeline_name": pipeline.name if pipeline is not None else None,
             "created_at": _iso(conversation.created_at), "updated_at": _iso(conversation.updated_at)}
 

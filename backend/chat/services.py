@@ -85,8 +85,11 @@ def _announce(conversation: Conversation, kind: str = "conversation.updated") ->
     transaction.on_commit(lambda: publish(group, {"type": "chat.conversation", "event": {"type": kind, **payload}}))
 
 
-def conversation_create(*, owner: AbstractBaseUser, pipeline: Pipeline | None = None, title: str = "") -> Conversation:
-    conversation = Conversation.objects.create(owner=owner, pipeline=pipeline, title=title)
+def conversation_create(*, owner: AbstractBaseUser, pipeline: Pipeline | None = None, title: str = "",
+                        origin: str = Conversation.Origin.WEB) -> Conversation:
+    """A new conversation; ``origin`` says where it was started (the chat page, the OpenAI API,
+    an MCP tool), which the chat page marks and filters by."""
+    conversation = Conversation.objects.create(owner=owner, pipeline=pipeline, title=title, origin=origin)
     _announce(conversation, "conversation.created")
     return conversation
 
@@ -108,8 +111,8 @@ def conversation_delete(*, conversation: Conversation) -> None:
     transaction.on_commit(lambda: publish(group, {"type": "chat.conversation", "event": event}))
 
 
-def conversation_continue_or_create(*, owner: AbstractBaseUser, pipeline: Pipeline,
-                                    history: list[dict[str, str]]) -> tuple[Conversation, bool]:
+def conversation_continue_or_create(*, owner: AbstractBaseUser, pipeline: Pipeline, history: list[dict[str, str]],
+                                    origin: str = Conversation.Origin.API) -> tuple[Conversation, bool]:
     """The conversation a client that sends the whole chat each time (the OpenAI API) is in.
 
     ``history`` is the earlier turns, ``user`` and ``assistant`` messages in pairs. The owner's
@@ -127,7 +130,7 @@ def conversation_continue_or_create(*, owner: AbstractBaseUser, pipeline: Pipeli
                 return conversation, False
     with transaction.atomic():
         title = history[0]["content"][:TITLE_LENGTH] if history else ""
-        conversation = Conversation.objects.create(owner=owner, pipeline=pipeline, title=title)
+        conversation = Conversation.objects.create(owner=owner, pipeline=pipeline, title=title, origin=origin)
         Message.objects.bulk_create([
             Message(conversation=conversation, role=message["role"], text=message["content"], pipeline=pipeline)
             for message in history])

@@ -46,6 +46,9 @@ class DatasetOutputSerializer(serializers.Serializer):
     document_count = serializers.IntegerField(help_text="Corpus documents (empty ones are not uploaded).")
     query_count = serializers.IntegerField(help_text="Queries with at least one relevant judgement.")
     has_answers = serializers.BooleanField(help_text="Whether queries carry reference answers.")
+    promoted = serializers.SerializerMethodField(
+        help_text="Whether its corpus was promoted to an ordinary knowledge base (listed, offered to pipelines, an "
+                  "MCP tool); until then it stays under Evaluation.")
     status = serializers.SerializerMethodField(help_text="importing, indexing, ready or failed.")
     documents = serializers.SerializerMethodField(
         help_text="Knowledge-base documents: uploaded, ready, failed, in_progress.")
@@ -59,6 +62,9 @@ class DatasetOutputSerializer(serializers.Serializer):
         if dataset.pk not in known:
             known[dataset.pk] = selectors.dataset_state(dataset)
         return known[dataset.pk]
+
+    def get_promoted(self, dataset: EvaluationDataset) -> bool:
+        return not dataset.knowledge_base.evaluation_only
 
     def get_status(self, dataset: EvaluationDataset) -> str:
         return self._state(dataset)["status"]
@@ -177,8 +183,19 @@ class DatasetDetailApi(APIView):
         return Response(DatasetOutputSerializer(_dataset(request, dataset_id), context={"request": request}).data)
 
 
+class DatasetPromoteApi(APIView):
+    """Make the dataset's corpus an ordinary knowledge base: it joins the knowledge base list,
+    the pipeline editor's choice and the MCP tools. Evaluations go on using it."""
+
+    @extend_schema(operation_id="evaluation_datasets_promote", request=None, responses=DatasetOutputSerializer)
+    def post(self, request: Request, dataset_id: int) -> Response:
+        dataset = services.dataset_promote(dataset=_dataset(request, dataset_id))
+        return Response(_dataset_data(dataset, request))
+
+
 class DatasetDeleteApi(APIView):
-    """Delete a dataset, its knowledge base and every evaluation run on it."""
+    """Delete a dataset and every evaluation run on it, with its knowledge base unless that was
+    promoted."""
 
     @extend_schema(operation_id="evaluation_datasets_destroy", responses={204: None})
     def delete(self, request: Request, dataset_id: int) -> Response:
@@ -189,14 +206,34 @@ class DatasetDeleteApi(APIView):
 # -- evaluations ----------------------------------------------------------------------------------
 
 
+@extend_schema_serializer(component_name="EvaluatedPipeline")
+class EvaluatedPipelineSerializer(serializers.Serializer):
+    name = serializers.CharField(help_text="What the results, the summary and the comparisons call it.")
+    pipeline_id = serializers.IntegerField(allow_null=True)
+    preset = serializers.CharField(allow_null=True, help_text="The preset's slug, for a preset.")
+    display_name = serializers.CharField(help_text="How to show it: a preset's name in the request's language.")
+
+
+@extend_schema_serializer(component_name="EvaluationProgress")
+class ProgressSerializer(serializers.Serializer):
+    done = serializers.IntegerField(help_text="Steps run, over every pipeline.")
+    total = serializers.IntegerField(help_text="Steps to run, over every pipeline: (queries + answers) × pipelines.")
+    queries = serializers.IntegerField(help_text="Queries each pipeline searches.")
+    answers = serializers.IntegerField(help_text="Of those, how many each pipeline also answers.")
+
+
 @extend_schema_serializer(component_name="Evaluation")
 class EvaluationOutputSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     dataset = serializers.IntegerField(source="dataset_id")
     dataset_name = serializers.CharField(source="dataset.name")
-    pipelines = serializers.SerializerMethodField(help_text='[{"name", "pipeline_id" or "preset"}].')
+    pipelines = serializers.SerializerMethodField(
+        help_text='[{"name", "pipeline_id" or "preset", "display_name"}]: "name" is what the results and the summary '
+                  "call it; \"display_name\" how to show it, a preset's name in the request's language.")
     status = serializers.ChoiceField(choices=Evaluation.Status.choices)
-    progress = serializers.SerializerMethodField(help_text='{"done", "total"}: queries run, over every pipeline.')
+    progress = serializers.SerializerMethodField(
+        help_text='{"done", "total", "queries", "answers"}: steps run and to run over every pipeline (each pipeline '
+                  'searches "queries" queries, then answers the first "answers" of them).')
     query_limit = serializers.IntegerField(allow_null=True)
     depth = serializers.IntegerField(allow_null=True)
     answer_queries = serializers.IntegerField()
@@ -215,11 +252,17 @@ class EvaluationOutputSerializer(serializers.Serializer):
         language = getattr(self.context.get("request"), "LANGUAGE_CODE", None)
         return translate(evaluation.error, {}, language, fallback=evaluation.error) if evaluation.error else ""
 
+    @extend_schema_field(EvaluatedPipelineSerializer(many=True))
     def get_pipelines(self, evaluation: Evaluation) -> list[dict[str, Any]]:
-        return [{key: entry.get(key) for key in ("name", "pipeline_id", "preset")} for entry in evaluation.pipelines]
+        language = getattr(self.context.get("request"), "LANGUAGE_CODE", None)
+        return [{**{key: entry.get(key) for key in ("name", "pipeline_id", "preset")},
+                 "display_name": selectors.evaluated_pipeline_label(entry, language)}
+                for entry in evaluation.pipelines]
 
+    @extend_schema_field(ProgressSerializer)
     def get_progress(self, evaluation: Evaluation) -> dict[str, int]:
-        return {"done": evaluation.progress_done, "total": evaluation.progress_total}
+        return {"done": evaluation.progress_done, "total": evaluation.progress_total,
+                **selectors.evaluation_steps(evaluation)}
 
     def get_summary(self, evaluation: Evaluation) -> list[dict[str, Any]]:
         return evaluation.summary
@@ -269,7 +312,8 @@ class EvaluationCreateApi(APIView):
                                                default=None,
                                                help_text="Evaluate only the first N queries.")
         depth = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=1000, default=100,
-                                         help_text="Results asked of each retriever; null keeps its own top_k.")
+                                         help_text="Results asked of each retriever at least; null keeps each retriever's "
+                                                   "own top_k (omitted: 100, as BEIR evaluates).")
         answer_queries = serializers.IntegerField(
             required=False, min_value=0, max_value=COUNT_MAX, default=0,
             help_text="How many of the queries are also answered, for the answer metrics.")

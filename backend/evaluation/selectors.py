@@ -81,6 +81,26 @@ def evaluation_get(*, user: AbstractBaseUser, evaluation_id: int) -> Evaluation:
     return Evaluation.objects.filter(owner=user).select_related("dataset").get(pk=evaluation_id)
 
 
+def evaluated_pipeline_label(entry: dict[str, Any], language: str | None) -> str:
+    """How an evaluated pipeline reads: a saved pipeline by its name, a preset by its display
+    name in ``language`` (its slug only if the preset has gone), with the " (2)" that tells two
+    runs of one preset apart."""
+    from rag.presets import PRESETS
+
+    slug = entry.get("preset")
+    preset = next((preset for preset in PRESETS if preset.name == slug), None) if slug else None
+    if preset is None:
+        return str(entry["name"])
+    return preset.display_name.get(language) + str(entry["name"])[len(slug):]
+
+
+def evaluation_steps(evaluation: Evaluation) -> dict[str, int]:
+    """What each pipeline of ``evaluation`` runs: ``queries`` searched, the first ``answers`` of
+    them also answered (its progress counts both, over every pipeline)."""
+    queries = min(evaluation.query_limit or evaluation.dataset.query_count, evaluation.dataset.query_count)
+    return {"queries": queries, "answers": min(evaluation.answer_queries, queries)}
+
+
 def evaluation_report_file(evaluation: Evaluation, name: str) -> Path | None:
     """The report file ``name`` (one of ``report.md``, ``metrics.png``, ``recall.png``,
     ``results.json``) of a finished evaluation, or None."""

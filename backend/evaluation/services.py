@@ -25,7 +25,13 @@ from common.realtime import publish
 from credentials.services import credential_resolver_for
 from knowledge.models import Document, KnowledgeBase, VectorIndex
 from knowledge.runtime import retriever_infra
-from knowledge.services import documents_upload, knowledge_base_create, knowledge_base_delete, vector_index_ensure
+from knowledge.services import (
+    documents_upload,
+    knowledge_base_create,
+    knowledge_base_delete,
+    knowledge_base_promote,
+    vector_index_ensure,
+)
 from knowledge.services.knowledge_bases import model_key_of
 from models.selectors import models_visible_to
 from pipelines.models import Pipeline
@@ -57,6 +63,7 @@ from rag.evaluation import (
 from rag.presets import PRESETS
 
 from .models import Evaluation, EvaluationDataset
+from .selectors import evaluated_pipeline_label
 
 logger = logging.getLogger(__name__)
 
@@ -129,6 +136,7 @@ def _dataset_record(*, owner: AbstractBaseUser, name: str, source: str, dataset:
             description=f"The corpus of the evaluation dataset {name} ({source}).",
             language=KNOWLEDGE_BASE_LANGUAGES.get(dataset.language, KnowledgeBase.Language.MULTILINGUAL),
             chunker=chunker or no_chunking(),
+            evaluation_only=True,  # under Evaluation until the user promotes it (dataset_promote)
         )
         return EvaluationDataset.objects.create(
             owner=owner, name=name, source=source, language=dataset.language, knowledge_base=knowledge_base,
@@ -249,11 +257,23 @@ def _file_name(document: CorpusDocument) -> str:
     return f"{safe.strip('.') or 'document'}.txt"
 
 
+def dataset_promote(*, dataset: EvaluationDataset) -> EvaluationDataset:
+    """Make the dataset's corpus an ordinary knowledge base of its owner: listed with the others,
+    offered to pipelines, an MCP tool. The dataset keeps evaluating on it; deleting the dataset
+    afterwards leaves the knowledge base."""
+    knowledge_base_promote(knowledge_base=dataset.knowledge_base)
+    return dataset
+
+
 def dataset_delete(*, dataset: EvaluationDataset) -> None:
-    """Delete the dataset, its knowledge base and every evaluation run on it."""
+    """Delete the dataset and every evaluation run on it, with its knowledge base unless that was
+    promoted to an ordinary one (the user may have built on it since)."""
     directories = [report_root() / str(pk) for pk in dataset.evaluations.values_list("pk", flat=True)]
     with transaction.atomic():
-        knowledge_base_delete(knowledge_base=dataset.knowledge_base)  # cascades to the dataset and its runs
+        if dataset.knowledge_base.evaluation_only:
+            knowledge_base_delete(knowledge_base=dataset.knowledge_base)  # cascades to the dataset and its runs
+        else:
+            dataset.delete()
         transaction.on_commit(lambda: [shutil.rmtree(directory, ignore_errors=True) for directory in directories])
 
 
@@ -434,7 +454,9 @@ def evaluation_run(*, evaluation_id: int) -> None:
         )
         result["dataset"]["documents"] = record.document_count
         directory = report_root() / str(evaluation_id)
-        write_report(result, directory, title=f"Evaluation {evaluation_id} on {record.name}")
+        # The figures are drawn once, for every reader: presets by their English display names.
+        labels = {entry["name"]: evaluated_pipeline_label(entry, "en") for entry in evaluation.pipelines}
+        write_report(result, directory, title=f"Evaluation {evaluation_id} on {record.name}", labels=labels)
     except Exception as exc:
         logger.exception("evaluation %s failed", evaluation_id)
         Evaluation.objects.filter(pk=evaluation_id).update(
@@ -499,6 +521,7 @@ __all__ = [
     "datasets_mark_interrupted_imports",
     "dataset_import_archive",
     "dataset_import_shared",
+    "dataset_promote",
     "dataset_upload_corpus",
     "evaluation_aborted",
     "evaluation_create",

@@ -14,6 +14,8 @@ urlpatterns = [
     path("evaluations/datasets/<int:dataset_id>/",
          one_path("EvaluationDatasetItemApi", apis.DatasetDetailApi, apis.DatasetDeleteApi),
          name="evaluation-dataset-detail"),
+    path("evaluations/datasets/<int:dataset_id>/promote/", apis.DatasetPromoteApi.as_view(),
+         name="evaluation-dataset-promote"),
     path("evaluations/<int:evaluation_id>/",
          one_path("EvaluationItemApi", apis.EvaluationDetailApi, apis.EvaluationDeleteApi), name="evaluation-detail"),
     path("evaluations/<int:evaluation_id>/comparison/", apis.EvaluationComparisonApi.as_view(),

@@ -21,6 +21,7 @@ from django.views import View
 from django.views.decorators.csrf import csrf_exempt
 
 from accounts.models import ApiToken
+from chat.models import Conversation
 from chat.services import FINAL_EVENTS, chat_run_follow, conversation_continue_or_create, conversation_delete
 from pipelines.models import Pipeline
 from pipelines.selectors import pipeline_get_by_slug, pipeline_list, pipeline_slugs
@@ -136,7 +137,7 @@ class ChatCompletionApi(_TokenApi):
             return JsonResponse(error_body(NO_SUCH_MODEL, "model_not_found", language, param="model",
                                            model=asked.model), status=404)
         conversation, created = await database_sync_to_async(conversation_continue_or_create)(
-            owner=owner, pipeline=pipeline, history=asked.history)
+            owner=owner, pipeline=pipeline, history=asked.history, origin=Conversation.Origin.API)
         events = chat_run_follow(conversation=conversation, user=owner, question=asked.question,
                                  pipeline_id=pipeline.pk, language=language)
         first = await anext(events)

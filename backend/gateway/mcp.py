@@ -20,10 +20,11 @@ from django.contrib.auth.models import AbstractBaseUser
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
+from chat.models import Conversation
 from chat.services import FINAL_EVENTS, chat_run_follow, conversation_create, conversation_delete
 from common.i18n import translate
 from knowledge.models import KnowledgeBase
-from knowledge.selectors import knowledge_base_list, knowledge_base_search, knowledge_base_slugs
+from knowledge.selectors import knowledge_base_everyday_list, knowledge_base_search, knowledge_base_slugs
 from pipelines.models import Pipeline
 from pipelines.selectors import pipeline_list, pipeline_slugs
 from rag.core import readable_error
@@ -60,7 +61,7 @@ def _targets(user: AbstractBaseUser) -> dict[str, Target]:
     for pipeline in pipeline_list(user=user):
         targets[f"ask_{pipelines[pipeline.pk]}"] = Target("ask", pipeline.pk, pipeline.name,
                                                           pipeline.description or pipeline.knowledge_base.name)
-    for base in knowledge_base_list(user=user):
+    for base in knowledge_base_everyday_list(user=user):
         targets[f"search_{bases[base.pk]}"] = Target("search", base.pk, base.name, base.description)
     return targets
 
@@ -103,7 +104,8 @@ async def _ask(user: AbstractBaseUser, target: Target, arguments: dict[str, Any]
     if not isinstance(question, str) or not question.strip():
         return _error(QUESTION_NEEDED)
     pipeline = await database_sync_to_async(Pipeline.objects.get)(pk=target.id, owner=user)
-    conversation = await database_sync_to_async(conversation_create)(owner=user, pipeline=pipeline)
+    conversation = await database_sync_to_async(conversation_create)(owner=user, pipeline=pipeline,
+                                                                      origin=Conversation.Origin.MCP)
     final: dict[str, Any] = {}
     async for event in chat_run_follow(conversation=conversation, user=user, question=question,
                                        pipeline_id=pipeline.pk):

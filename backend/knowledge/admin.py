@@ -19,8 +19,8 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 @admin.register(KnowledgeBase)
 class KnowledgeBaseAdmin(admin.ModelAdmin):
-    list_display = ("name", "owner", "language", "created_at")
-    list_filter = ("language",)
+    list_display = ("name", "owner", "language", "evaluation_only", "created_at")
+    list_filter = ("language", "evaluation_only")
     search_fields = ("name", "owner__username")
     list_select_related = ("owner",)
     fields = ("name", "description", "owner", "language", "chunker", "embedding_model", "content_version",

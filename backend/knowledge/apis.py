@@ -47,6 +47,8 @@ class KnowledgeBaseOutputSerializer(serializers.Serializer):
     failed_count = serializers.IntegerField()
     in_progress_count = serializers.IntegerField()
     chunk_total = serializers.SerializerMethodField(help_text="Chunks of the ready documents.")
+    evaluation_only = serializers.BooleanField(
+        help_text="The corpus of an evaluation dataset, not yet promoted to an ordinary knowledge base.")
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
 
@@ -118,11 +120,12 @@ def _document_data(documents: Any, request: Request, *, many: bool = False) -> A
 
 
 class KnowledgeBaseListApi(APIView):
-    """The user's knowledge bases, with document counts by status and their chunk total."""
+    """The user's knowledge bases, with document counts by status and their chunk total. The
+    corpora of evaluation datasets are listed under Evaluation instead, until promoted."""
 
     @extend_schema(operation_id="knowledge_bases_list", responses=KnowledgeBaseOutputSerializer(many=True))
     def get(self, request: Request) -> Response:
-        knowledge_bases = selectors.knowledge_base_list(user=request.user)
+        knowledge_bases = selectors.knowledge_base_everyday_list(user=request.user)
         return Response(KnowledgeBaseOutputSerializer(knowledge_bases, many=True, context={"language": request.LANGUAGE_CODE}).data)
 
 

@@ -23,6 +23,11 @@ class KnowledgeBase(models.Model):
     language = models.CharField(_("language"), max_length=16, choices=Language.choices, default=Language.ENGLISH)
     chunker = models.JSONField(_("chunker"), help_text=_("A chunker component reference."))
     embedding_model = models.JSONField(_("embedding model"), help_text=_("An embedding component reference."))
+    evaluation_only = models.BooleanField(
+        _("kept under Evaluation"), default=False,
+        help_text=_("The corpus of an evaluation dataset, left out of the knowledge base list, the pipeline "
+                    "editor's choice and the MCP tools until the user promotes it to an ordinary knowledge base."),
+    )
     content_version = models.PositiveIntegerField(
         default=0, help_text=_("Moves whenever the set of ready chunks changes; indices built at an older version are stale.")
     )

@@ -12,9 +12,14 @@ from common.slugs import owner_slugs
 
 from .models import Chunk, Document, KnowledgeBase, VectorIndex
 
+EVERYDAY = Q(evaluation_only=False)
+"""The knowledge bases a user works with every day: all but the corpora of evaluation datasets
+nobody promoted (those stay under Evaluation). The one place that decides it."""
+
 
 def knowledge_base_list(*, user: AbstractBaseUser) -> QuerySet[KnowledgeBase]:
-    """The user's knowledge bases with document counts by status and their chunk total."""
+    """Every knowledge base of the user (evaluation corpora included: they open by id, and
+    pipelines built on them run), with document counts by status and their chunk total."""
     return KnowledgeBase.objects.filter(owner=user).annotate(
         document_count=Count("documents", distinct=True),
         ready_count=Count("documents", filter=Q(documents__status=Document.Status.READY), distinct=True),
@@ -22,6 +27,12 @@ def knowledge_base_list(*, user: AbstractBaseUser) -> QuerySet[KnowledgeBase]:
         in_progress_count=Count("documents", filter=Q(documents__status__in=Document.IN_PROGRESS), distinct=True),
         chunk_total=Sum("documents__chunk_count", filter=Q(documents__status=Document.Status.READY)),
     )
+
+
+def knowledge_base_everyday_list(*, user: AbstractBaseUser) -> QuerySet[KnowledgeBase]:
+    """The user's knowledge bases as the knowledge base list, the pipeline editor and the MCP
+    tools offer them (``EVERYDAY``)."""
+    return knowledge_base_list(user=user).filter(EVERYDAY)
 
 
 def knowledge_base_get(*, user: AbstractBaseUser, knowledge_base_id: int) -> KnowledgeBase:
@@ -64,7 +75,7 @@ def document_error_detail(document: Document) -> str | None:
 
 def knowledge_base_slugs(*, user: AbstractBaseUser) -> dict[int, str]:
     """``{id: slug}`` of the user's knowledge bases: the names the MCP tools (``search_<slug>``)
-    know them by."""
+    know them by. Evaluation corpora are counted too, so promoting one renames no other tool."""
     return owner_slugs(KnowledgeBase.objects.filter(owner=user).values_list("pk", "name"), fallback="knowledge-base")
 
 

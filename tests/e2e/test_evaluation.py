@@ -1,7 +1,8 @@
 """The evaluation page in a real browser against daphne, so progress arrives over the
 evaluation's websocket: a BEIR zip (the first Cranfield documents) uploaded from the page and
 indexed, an evaluation of the keyword and semantic presets started from the form, its progress
-bar filling as the server reports, then the metrics table and the report's plot."""
+bar filling as the server reports, then the metrics table and the report's plot. The dataset's
+corpus stays off the knowledge bases page until it is promoted from the Evaluation page."""
 
 import json
 import re
@@ -77,6 +78,7 @@ def test_an_uploaded_dataset_is_evaluated_from_the_browser_with_live_progress_an
     page.get_by_role("button", name="Evaluate Cranfield head").click()
     form = page.get_by_role("dialog", name="New evaluation")
     expect(form.get_by_label("Dataset")).to_have_value(re.compile(r"^\d+$"))
+    expect(form.get_by_label("Depth")).to_have_value("")  # each retriever's own top_k, as its hint says
     form.get_by_role("checkbox", name=re.compile("^Keyword")).check()
     form.get_by_role("checkbox", name=re.compile("^Semantic")).check()
     screenshot("evaluation-new")
@@ -86,7 +88,7 @@ def test_an_uploaded_dataset_is_evaluated_from_the_browser_with_live_progress_an
 
     progress = page.get_by_role("progressbar", name="Evaluation progress")
     expect(progress).to_have_attribute("aria-valuenow", "100", timeout=RUN_TIMEOUT_MS)
-    expect(page.get_by_text("72 of 72 queries")).to_be_visible()
+    expect(page.get_by_text("36 queries × 2 pipelines: 72 of 72 runs")).to_be_visible()
     metrics = page.get_by_role("table", name="Retrieval metrics")
     expect(metrics).to_be_visible(timeout=RUN_TIMEOUT_MS)
     expect(page.get_by_text("Done", exact=True)).to_be_visible()
@@ -100,14 +102,14 @@ def test_an_uploaded_dataset_is_evaluated_from_the_browser_with_live_progress_an
     assert reported and reported[-1]["status"] == "done", f"the websocket reported {reported}"
     assert [step["done"] for step in reported] == sorted(step["done"] for step in reported)
 
-    for name in ("keyword", "semantic"):
+    for name in ("Keyword", "Semantic"):  # presets by their display names
         cell = metrics.get_by_role("row", name=re.compile(f"^{name}")).locator('[data-metric="ndcg@10"]')
         expect(cell).to_have_text(re.compile(r"^0\.\d{3} ± 0\.\d{3}0\.\d{3} – 0\.\d{3}$"))
         score = cell.locator(".metric-cell__value").inner_text()
         assert SCORE.match(score) and float(score.split(" ")[0]) > 0.2, f"{name}: nDCG@10 {score}"
 
     comparison = page.get_by_role("table", name="Comparison")
-    expect(comparison.get_by_role("row", name=re.compile("keyword vs semantic"))).to_be_visible()
+    expect(comparison.get_by_role("row", name=re.compile("Keyword vs Semantic"))).to_be_visible()
 
     plot = page.get_by_role("img", name=re.compile("Bar chart of each retrieval metric"))
     plot.scroll_into_view_if_needed()
@@ -119,5 +121,20 @@ def test_an_uploaded_dataset_is_evaluated_from_the_browser_with_live_progress_an
     page.get_by_role("link", name="All evaluations").click()
     listed = page.get_by_role("list", name="Evaluations").locator("li").first
     expect(listed.get_by_text("Done", exact=True)).to_be_visible()
-    expect(listed).to_contain_text(re.compile(r"keywordnDCG@10 0\.\d{3}"))
+    expect(listed).to_contain_text(re.compile(r"KeywordnDCG@10 0\.\d{3}"))
     screenshot("evaluation-list")
+
+    # The corpus is the evaluation's until the user makes it an ordinary knowledge base.
+    corpus_name = "Evaluation · Cranfield head"
+    page.get_by_role("link", name="Knowledge bases", exact=True).click()
+    expect(page.get_by_role("heading", name="Knowledge bases", level=1)).to_be_visible()
+    expect(page.get_by_role("link", name=corpus_name)).to_have_count(0)
+    page.get_by_role("link", name="Evaluation", exact=True).click()
+    page.get_by_role("button", name="Use the corpus of Cranfield head as an ordinary knowledge base").click()
+    confirm = page.get_by_role("dialog", name="Use this corpus as a knowledge base?")
+    confirm.get_by_role("button", name="Use as knowledge base").click()
+    expect(page.get_by_text("“Cranfield head” is now one of your knowledge bases.")).to_be_visible()
+    dataset.get_by_role("link", name="Knowledge base").click()
+    expect(page.get_by_role("heading", name=corpus_name, level=1)).to_be_visible()
+    page.get_by_role("link", name="Knowledge bases", exact=True).click()
+    expect(page.get_by_role("link", name=corpus_name)).to_be_visible()

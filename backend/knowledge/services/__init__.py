@@ -16,6 +16,7 @@ from .knowledge_bases import (
     DEFAULT_CHUNKER,
     knowledge_base_create,
     knowledge_base_delete,
+    knowledge_base_promote,
     knowledge_base_reindex,
     knowledge_base_update,
 )
@@ -33,6 +34,7 @@ __all__ = [
     "documents_upload",
     "knowledge_base_create",
     "knowledge_base_delete",
+    "knowledge_base_promote",
     "knowledge_base_reindex",
     "knowledge_base_seed_demo",
     "knowledge_base_update",

@@ -84,8 +84,10 @@ def knowledge_base_create(
     language: str = KnowledgeBase.Language.ENGLISH,
     chunker: dict[str, Any] | None = None,
     embedding_model: dict[str, Any] | None = None,
+    evaluation_only: bool = False,
 ) -> KnowledgeBase:
-    """Create a knowledge base and the vector index of its embedding model.
+    """Create a knowledge base and the vector index of its embedding model; ``evaluation_only``
+    keeps it out of everyday views (``selectors.EVERYDAY``), as an evaluation dataset's corpus.
 
     Raises
     ------
@@ -99,7 +101,7 @@ def knowledge_base_create(
     with transaction.atomic():
         knowledge_base = KnowledgeBase.objects.create(
             owner=owner, name=name, description=description, language=language,
-            chunker=chunker_config, embedding_model=embedding_config,
+            chunker=chunker_config, embedding_model=embedding_config, evaluation_only=evaluation_only,
         )
         VectorIndex.objects.create(
             knowledge_base=knowledge_base, model_key=model_key_of(embedding_config), metric=DEFAULT_METRIC,
@@ -132,6 +134,15 @@ def knowledge_base_update(
         knowledge_base.save()
         if rechunk:
             knowledge_base_reindex(knowledge_base=knowledge_base)
+    return knowledge_base
+
+
+def knowledge_base_promote(*, knowledge_base: KnowledgeBase) -> KnowledgeBase:
+    """Make an evaluation corpus an ordinary knowledge base: listed, offered to pipelines and
+    searchable as an MCP tool. Promoting an ordinary one changes nothing."""
+    if knowledge_base.evaluation_only:
+        knowledge_base.evaluation_only = False
+        knowledge_base.save(update_fields=["evaluation_only", "updated_at"])
     return knowledge_base
 
 

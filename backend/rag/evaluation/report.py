@@ -176,16 +176,32 @@ def plot_recall_curve(pipelines: Sequence[Mapping[str, Any]], path: str | Path) 
     return _save(figure, path)
 
 
-def write_report(result: Mapping[str, Any], output_dir: str | Path, *, title: str | None = None) -> dict[str, Path]:
-    """Write the report files into ``output_dir`` (created); returns their paths by kind."""
+def write_report(result: Mapping[str, Any], output_dir: str | Path, *, title: str | None = None,
+                 labels: Mapping[str, str] | None = None) -> dict[str, Path]:
+    """Write the report files into ``output_dir`` (created); returns their paths by kind.
+
+    ``labels`` maps a pipeline's name to how the figures and the Markdown show it (a preset's
+    display name for its slug); ``results.json`` keeps the names, which the API's rows use."""
     folder = Path(output_dir)
     folder.mkdir(parents=True, exist_ok=True)
     paths = {kind: folder / name for kind, name in REPORT_FILES.items()}
-    plot_metrics(result["pipelines"], paths["metrics"])
-    plot_recall_curve(result["pipelines"], paths["recall"])
-    paths["markdown"].write_text(markdown_report(result, title=title), encoding="utf-8")
+    shown = relabelled(result, labels or {})
+    plot_metrics(shown["pipelines"], paths["metrics"])
+    plot_recall_curve(shown["pipelines"], paths["recall"])
+    paths["markdown"].write_text(markdown_report(shown, title=title), encoding="utf-8")
     paths["json"].write_text(json.dumps(result, ensure_ascii=False, indent=1), encoding="utf-8")
     return paths
+
+
+def relabelled(result: Mapping[str, Any], labels: Mapping[str, str]) -> dict[str, Any]:
+    """``result`` with its pipelines and comparisons named by ``labels`` (names it lacks kept)."""
+    def label(name: str) -> str:
+        return labels.get(name, name)
+
+    return {**result,
+            "pipelines": [{**pipeline, "name": label(pipeline["name"])} for pipeline in result["pipelines"]],
+            "comparisons": [{**comparison, "a": label(comparison["a"]), "b": label(comparison["b"])}
+                            for comparison in result.get("comparisons", [])]}
 
 
 def _pyplot():

@@ -166,7 +166,9 @@ def evaluate_pipeline(
     build_s = time.perf_counter() - started
     started = time.perf_counter()
     total = progress_total if progress_total is not None else len(dataset.queries) + answered
-    depth = options.depth or normalised["params"].get("top_k") or None
+    # No depth: the pipeline as it answers in the chat (the strategy's top_k override, else the
+    # retriever's own), and the result says how many that was.
+    depth = options.depth or normalised["params"].get("top_k") or retriever.default_top_k
     rows: list[dict[str, Any]] = []
     curves: list[dict[int, float]] = []
     errors: list[str] = []

@@ -1,8 +1,12 @@
 import { api } from "./client";
 
+/** Where a conversation was started: the chat page, the OpenAI-compatible API or an MCP tool. */
+export type ConversationOrigin = "web" | "api" | "mcp";
+
 export interface Conversation {
   id: number;
   title: string;
+  origin: ConversationOrigin;
   pipeline: number | null;
   pipeline_name: string | null;
   created_at: string;

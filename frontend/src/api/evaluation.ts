@@ -18,6 +18,8 @@ export interface EvaluationDataset {
   /** Queries with at least one relevant judgement. */
   query_count: number;
   has_answers: boolean;
+  /** Whether its corpus was promoted to an ordinary knowledge base; until then it stays under Evaluation. */
+  promoted: boolean;
   status: DatasetStatus;
   /** The knowledge base's documents by ingestion state. */
   documents: { uploaded: number; ready: number; failed: number; in_progress: number };
@@ -57,9 +59,26 @@ export type EvaluationStatus = "queued" | "running" | "done" | "failed";
 
 /** What was evaluated: a saved pipeline (`pipeline_id`) or a preset. */
 export interface EvaluatedPipeline {
+  /** What the results, the summary and the comparisons call it (a preset's slug). */
   name: string;
   pipeline_id: number | null;
   preset: string | null;
+  /** How to show it: a preset's display name in the UI's language. */
+  display_name: string;
+}
+
+/** How to show the pipeline the results call `name`: its display name, else the name itself. */
+export function pipelineLabels(pipelines: readonly EvaluatedPipeline[]): (name: string) => string {
+  const labels = new Map(pipelines.map((pipeline) => [pipeline.name, pipeline.display_name || pipeline.name]));
+  return (name) => labels.get(name) ?? name;
+}
+
+/** An evaluation's progress: steps over every pipeline, each pipeline searching `queries` and answering `answers` of them. */
+export interface EvaluationProgress {
+  done: number;
+  total: number;
+  queries?: number;
+  answers?: number;
 }
 
 /** The retrieval metrics, in the order tables show them. */
@@ -165,8 +184,7 @@ export interface Evaluation {
   dataset_name: string;
   pipelines: EvaluatedPipeline[];
   status: EvaluationStatus;
-  /** Queries run so far, over every pipeline. */
-  progress: { done: number; total: number };
+  progress: EvaluationProgress;
   query_limit: number | null;
   depth: number | null;
   answer_queries: number;
@@ -238,6 +256,9 @@ export const fetchSharedDatasets = (signal?: AbortSignal) =>
 export const importSharedDataset = (input: DatasetImportInput) => api.post<EvaluationDataset>(DATASETS_URL, input);
 
 export const deleteDataset = (id: number) => api.delete<void>(`${DATASETS_URL}${id}/`);
+
+/** Make the dataset's corpus an ordinary knowledge base (listed, offered to pipelines, an MCP tool). */
+export const promoteDataset = (id: number) => api.post<EvaluationDataset>(`${DATASETS_URL}${id}/promote/`);
 
 /** Upload a BEIR zip with progress; resolves whatever the status (400 carries `{"errors": [...]}`). */
 export function uploadDataset(

@@ -16,6 +16,8 @@ export interface KnowledgeBase {
   failed_count: number;
   in_progress_count: number;
   chunk_total: number;
+  /** The corpus of an evaluation dataset not promoted yet: listed under Evaluation, not with the others. */
+  evaluation_only: boolean;
   created_at: string;
   updated_at: string;
 }

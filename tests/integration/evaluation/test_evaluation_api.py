@@ -10,11 +10,14 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
+from chat.models import Conversation
 from evaluation.models import Evaluation, EvaluationDataset
-from knowledge.models import Chunk
+from knowledge.models import Chunk, KnowledgeBase
 from pipelines.services import pipeline_create
 from rag.evaluation import PipelineSpec, RunOptions, evaluate, strategy_config
+from tests.support.scripted_openai import chat_stream
 
+from ..chat.conftest import naive_pipeline
 from .conftest import beir_zip, cranfield_head, wait_for_jobs
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -57,11 +60,12 @@ def test_a_beir_zip_is_imported_evaluated_in_the_background_compared_and_shown_t
     assert created["status"] in ("queued", "running", "done")
     assert created["progress"]["total"] == 3 * 50
     assert [entry["name"] for entry in created["pipelines"]] == ["BM25 k1 1.2", "keyword", "semantic"]
+    assert [entry["display_name"] for entry in created["pipelines"]] == ["BM25 k1 1.2", "Keyword", "Semantic"]
     wait_for_jobs()
 
     body = api.get(reverse("evaluation-detail", args=[created["id"]])).json()
     assert body["status"] == "done", body["error"]
-    assert body["progress"] == {"done": 150, "total": 150}
+    assert body["progress"] == {"done": 150, "total": 150, "queries": 50, "answers": 0}
     pipelines = body["results"]["pipelines"]
     assert [pipeline["name"] for pipeline in pipelines] == ["BM25 k1 1.2", "keyword", "semantic"]
     for pipeline in pipelines:
@@ -79,7 +83,8 @@ def test_a_beir_zip_is_imported_evaluated_in_the_background_compared_and_shown_t
     assert plot.status_code == 200 and plot["Content-Type"] == "image/png"
     assert b"".join(plot.streaming_content)[:4] == b"\x89PNG"
     markdown = b"".join(api.get(body["report"]["markdown"]).streaming_content).decode()
-    assert "| keyword | 50 |" in markdown and "![recall@k](recall.png)" in markdown
+    # The report shows presets by their display names; its rows' names stay what the API calls them.
+    assert "| Keyword | 50 |" in markdown and "| keyword |" not in markdown and "![recall@k](recall.png)" in markdown
 
     comparison = api.get(reverse("evaluation-comparison", args=[created["id"]])).json()
     assert [(entry["a"], entry["b"]) for entry in comparison["comparisons"]] == [
@@ -156,3 +161,78 @@ def test_an_upload_with_a_chunker_sent_as_a_form_field_cuts_documents_and_a_bad_
     assert record.knowledge_base.chunker["params"]["chunk_size"] == 200
     chunks = Chunk.objects.filter(document__knowledge_base=record.knowledge_base).count()
     assert chunks > len(tiny.corpus), f"{chunks} chunks for {len(tiny.corpus)} documents"
+
+
+def test_an_imported_corpus_stays_under_evaluation_until_promoted_and_pipelines_on_it_keep_working(
+        api, stranger_api, owner, tmp_path, scripted_openai):
+    dataset_id = upload(api, tmp_path, cranfield_head(5), "cranfield-small").json()["id"]
+    wait_for_jobs()
+    corpus = EvaluationDataset.objects.get(pk=dataset_id).knowledge_base
+    assert corpus.name == "Evaluation · cranfield-small"
+
+    def everyday() -> list[str]:  # the knowledge base page's list and the pipeline editor's choice
+        return [base["name"] for base in api.get(reverse("knowledge-base-list")).json()]
+
+    assert everyday() == []
+    assert api.get(reverse("evaluation-dataset-detail", args=[dataset_id])).json()["promoted"] is False
+    opened = api.get(reverse("knowledge-base-detail", args=[corpus.pk])).json()  # the Evaluation page links to it
+    assert opened["name"] == "Evaluation · cranfield-small" and opened["evaluation_only"] is True
+
+    # A pipeline built on it before it was hidden is saved, edited and asked as before.
+    saved = naive_pipeline(owner, corpus, scripted_openai, name="On the corpus")
+    scripted_openai.enqueue("/v1/chat/completions", chat_stream(["The boundary layer thickens downstream [1]."]))
+    edited = api.patch(reverse("pipeline-detail", args=[saved.pk]), {"name": "Still on it", "knowledge_base": corpus.pk},
+                       content_type="application/json")
+    assert edited.status_code == 200, edited.content
+    conversation = api.post(reverse("conversation-list"), {"pipeline": saved.pk}, content_type="application/json").json()
+    asked = api.post(reverse("conversation-ask", args=[conversation["id"]]),
+                     {"question": "What is the boundary layer of a slender body?"}, content_type="application/json")
+    assert asked.status_code == 200 and asked.json()["message_id"], asked.content
+    answer = api.get(reverse("conversation-messages", args=[conversation["id"]])).json()[-1]
+    assert answer["status"] == "done" and answer["chunks"], answer  # it searched the corpus and read from it
+    assert {chunk["document_id"] for chunk in answer["chunks"]} <= set(corpus.documents.values_list("pk", flat=True))
+
+    assert stranger_api.post(reverse("evaluation-dataset-promote", args=[dataset_id])).status_code == 404
+    assert everyday() == []
+    promoted = api.post(reverse("evaluation-dataset-promote", args=[dataset_id]))
+    assert promoted.status_code == 200 and promoted.json()["promoted"] is True
+    assert everyday() == ["Evaluation · cranfield-small"]
+    assert stranger_api.get(reverse("knowledge-base-list")).json() == []
+
+    # Deleting the dataset now leaves the knowledge base the user adopted (and what was built on it).
+    assert api.delete(reverse("evaluation-dataset-detail", args=[dataset_id])).status_code == 204
+    assert not EvaluationDataset.objects.filter(pk=dataset_id).exists()
+    assert everyday() == ["Evaluation · cranfield-small"] and Conversation.objects.filter(owner=owner).exists()
+    assert KnowledgeBase.objects.get(pk=corpus.pk).documents.count() == 5
+
+
+def test_an_unpromoted_datasets_deletion_takes_its_corpus_with_it(api, tmp_path):
+    dataset_id = upload(api, tmp_path, cranfield_head(5), "Gone").json()["id"]
+    wait_for_jobs()
+    corpus_id = EvaluationDataset.objects.get(pk=dataset_id).knowledge_base_id
+    assert api.delete(reverse("evaluation-dataset-detail", args=[dataset_id])).status_code == 204
+    assert not KnowledgeBase.objects.filter(pk=corpus_id).exists()
+
+
+def test_an_empty_depth_runs_each_retriever_at_its_own_top_k_and_presets_read_in_the_request_language(api, tmp_path):
+    dataset_id = upload(api, tmp_path, cranfield_head(20), "Depth").json()["id"]
+    wait_for_jobs()
+    response = create(api, dataset=dataset_id, presets=["keyword", "keyword"], depth=None, query_limit=4,
+                      answer_queries=0)
+    assert response.status_code == 201, response.content
+    created = response.json()
+    assert created["depth"] is None
+    assert created["progress"] == {"done": 0, "total": 8, "queries": 4, "answers": 0} or created["status"] != "queued"
+    wait_for_jobs()
+    body = api.get(reverse("evaluation-detail", args=[created["id"]]) + "?lang=es").json()
+    assert body["status"] == "done", body["error"]
+    assert body["progress"] == {"done": 8, "total": 8, "queries": 4, "answers": 0}
+    assert [(entry["name"], entry["display_name"]) for entry in body["pipelines"]] == [
+        ("keyword", "Palabras clave"), ("keyword (2)", "Palabras clave (2)")]
+    own_top_k = strategy_config("keyword")["params"]["retriever"]["params"]["top_k"]
+    assert own_top_k < 100
+    for pipeline in body["results"]["pipelines"]:
+        assert pipeline["depth"]["asked"] == own_top_k and pipeline["depth"]["returned_max"] <= own_top_k
+    assert body["results"]["settings"]["depth"] is None
+    # Omitting it keeps the benchmark's depth of 100, as the API documents.
+    assert create(api, dataset=dataset_id, presets=["keyword"], query_limit=1).json()["depth"] == 100

@@ -49,7 +49,7 @@ async def test_the_owner_follows_an_evaluation_to_done_and_a_stranger_is_closed(
     done = [state["done"] for state in states]
     assert done == sorted(done), "progress went backwards"
     stored = (await sync_to_async(api.get)(reverse("evaluation-detail", args=[evaluation_id]))).json()
-    assert stored["progress"] == {"done": 100, "total": 100}
+    assert stored["progress"] == {"done": 100, "total": 100, "queries": 50, "answers": 0}
 
     intruder = socket(stranger_api, evaluation_id)
     await intruder.connect()

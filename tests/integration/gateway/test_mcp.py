@@ -18,7 +18,7 @@ from mcp.client.streamable_http import streamable_http_client
 from accounts.models import ApiToken
 from accounts.services import api_token_create, api_token_revoke
 from chat.models import Conversation
-from knowledge.services import knowledge_base_create
+from knowledge.services import knowledge_base_create, knowledge_base_promote
 from tests.support.scripted_openai import chat_stream
 
 from .conftest import naive_pipeline
@@ -63,6 +63,7 @@ def test_the_stdio_server_lists_the_owners_tools_and_answers_with_citations(owne
     assert "Sources:\n[1] guide.txt:" in answer.content[0].text
     conversation = Conversation.objects.get(owner=owner)  # on the chat page, with its trace
     assert conversation.pk == answer.structured_content["conversation_id"]
+    assert conversation.origin == Conversation.Origin.MCP  # marked as asked by a program
     assert conversation.messages.get(role="assistant").trace.trace["strategy"] == "NaiveRAG"
 
 
@@ -103,3 +104,23 @@ def test_the_http_server_refuses_a_missing_revoked_or_throttled_token(owner, ser
     other = {"Authorization": f"Bearer {api_token_create(owner=owner, name='agent').secret}"}
     first, second = (httpx2.post(f"{server_url}/mcp", json=listing, headers=other) for _ in range(2))
     assert first.status_code != 429 and second.status_code == 429 and int(second.headers["retry-after"]) >= 1
+
+
+def test_an_evaluation_corpus_is_no_search_tool_until_it_is_promoted(owner, knowledge_base, server_url, token):
+    corpus = knowledge_base_create(owner=owner, name="Evaluation · cranfield-small", evaluation_only=True,
+                                   chunker={"component": "RecursiveCharacterChunker", "params": {}})
+
+    async def names() -> list[str]:
+        async with Client(http_server(server_url, token)) as client:
+            return sorted(tool.name for tool in (await client.list_tools()).tools)
+
+    async def search() -> object:
+        async with Client(http_server(server_url, token)) as client:
+            return await client.call_tool("search_evaluation-cranfield-small", {"query": "wing"})
+
+    assert anyio.run(names) == ["search_guide"]
+    refused = anyio.run(search)
+    assert refused.is_error and "no tool 'search_evaluation-cranfield-small'" in refused.content[0].text
+    knowledge_base_promote(knowledge_base=corpus)
+    assert anyio.run(names) == ["search_evaluation-cranfield-small", "search_guide"]
+    assert not anyio.run(search).is_error

@@ -48,6 +48,7 @@ def test_the_openai_client_lists_pipelines_as_models_and_gets_an_answer_with_cit
     assert [(message["role"], message["status"]) for message in messages] == [("user", "done"), ("assistant", "done")]
     assert messages[1]["trace"]["strategy"] == "NaiveRAG" and messages[1]["id"] == trellis["message_id"]
     assert conversation.title == "What is a hybrid retriever?" and conversation.pipeline_id == pipeline.pk
+    assert conversation.origin == Conversation.Origin.API
 
 
 def test_a_streamed_follow_up_is_searched_on_its_own_and_the_earlier_turns_are_its_history(
@@ -200,3 +201,30 @@ def test_the_packaged_local_model_answers_through_the_api(owner, knowledge_base,
     # The stored message is the answer, or, when the documents do not hold it, the reply that
     # followed the streamed draft.
     assert text.endswith(Message.objects.get(role="assistant").text)
+
+
+def test_the_chat_list_marks_where_each_conversation_began_and_filters_by_it(
+    owner, stranger, knowledge_base, scripted_openai, server_url, token, api, stranger_api
+):
+    pipeline = naive_pipeline(owner, knowledge_base, scripted_openai, name="Keyword search")
+    scripted_openai.enqueue(CHAT, chat_stream(["Fused [1]."]))
+    client(server_url, token).chat.completions.create(
+        model="keyword-search", messages=[{"role": "user", "content": "Asked by a script"}])
+    typed = api.post(reverse("conversation-list"), {"pipeline": pipeline.pk, "title": "Typed in the browser"},
+                     content_type="application/json").json()
+    assert typed["origin"] == "web"
+
+    def listed(query: str = "", user=api) -> list[tuple[str, str]]:
+        response = user.get(reverse("conversation-list") + query)
+        assert response.status_code == 200, response.content
+        return [(conversation["title"], conversation["origin"]) for conversation in response.json()]
+
+    assert listed() == [("Typed in the browser", "web"), ("Asked by a script", "api")]
+    assert listed("?origin=web") == [("Typed in the browser", "web")]
+    assert listed("?origin=api,mcp") == [("Asked by a script", "api")]
+    assert listed("?origin=mcp") == []
+    assert listed("?origin=api", user=stranger_api) == []  # another user's filter sees only theirs
+    refused = api.get(reverse("conversation-list") + "?origin=email&lang=es")
+    assert refused.status_code == 400
+    assert refused.json()["errors"] == [{"path": "origin", "code": "invalid_choice",
+                                         "message": "origen desconocido 'email' (elija entre web, api, mcp)"}]

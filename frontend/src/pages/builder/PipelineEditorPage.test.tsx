@@ -168,4 +168,23 @@ describe("PipelineEditorPage", () => {
     await waitFor(() => expect(screen.getByLabelText("Response synthesizer")).toHaveValue("ResponseSynthesizer"));
     expect(screen.queryByText("Unsaved changes")).not.toBeInTheDocument();
   });
+
+  it("keeps offering the evaluation corpus a pipeline was built on, though the list leaves such corpora out", async () => {
+    window.history.pushState(null, "", "/pipelines/5");
+    mockApi({
+      ...catalogRoutes(),
+      "GET /api/v1/knowledge-bases/": KNOWLEDGE_BASES,
+      "GET /api/v1/knowledge-bases/9/": { id: 9, name: "Evaluation · cranfield-small", evaluation_only: true },
+      "GET /api/v1/pipelines/5/": { ...PIPELINE, knowledge_base: 9, knowledge_base_name: "Evaluation · cranfield-small" },
+      "POST /api/v1/components/validate/": valid,
+    });
+    renderWithProviders(<PipelineEditorPage id={5} />);
+    await screen.findByText("Valid");
+    const picker = screen.getByLabelText<HTMLSelectElement>("Knowledge base");
+    expect(picker).toHaveValue("9");
+    expect(within(picker).getAllByRole("option").map((option) => option.textContent)).toEqual([
+      "Science notes", "Evaluation · cranfield-small",
+    ]);
+    expect(screen.queryByText("Unsaved changes")).not.toBeInTheDocument();
+  });
 });

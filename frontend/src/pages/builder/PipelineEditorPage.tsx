@@ -3,7 +3,7 @@ import { useCallback, useEffect, useId, useMemo, useReducer, useRef, type Dispat
 import { useTranslation } from "react-i18next";
 
 import { pathErrorsOf, validateTree, type ComponentRef, type PathError } from "../../api/components";
-import { fetchKnowledgeBases, type KnowledgeBase } from "../../api/knowledge";
+import { fetchKnowledgeBase, fetchKnowledgeBases, type KnowledgeBase } from "../../api/knowledge";
 import {
   createPipeline,
   duplicatePipeline,
@@ -79,7 +79,11 @@ function EditorLoader({ id, kinds }: { id: number | null; kinds: ReadonlySet<str
       const knowledgeBases = await fetchKnowledgeBases(signal);
       if (id !== null) {
         const pipeline = await fetchPipeline(id, signal);
-        return { draft: draftOf(pipeline), pipeline, knowledgeBases };
+        // An evaluation corpus is not offered to new pipelines, but one already built on it keeps it.
+        const own = knowledgeBases.some((base) => base.id === pipeline.knowledge_base)
+          ? knowledgeBases
+          : [...knowledgeBases, await fetchKnowledgeBase(pipeline.knowledge_base, signal)];
+        return { draft: draftOf(pipeline), pipeline, knowledgeBases: own };
       }
       const choice = readNewPipelineChoice(search);
       const strategy = choice.template

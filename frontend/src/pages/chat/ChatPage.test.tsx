@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { ChatMessage, Conversation, ServerEvent } from "../../api/chat";
 import type { PipelineSummary } from "../../api/pipelines";
 import agentic from "../../components/TraceView/fixtures/agentic.json";
+import i18n from "../../i18n";
 import { mockApi } from "../../test/api";
 import { catalogRoutes } from "../../test/catalog";
 import { FakeWebSocket } from "../../test/fakes";
@@ -25,7 +26,7 @@ const PIPELINES = [
 ];
 
 const conversation = (overrides: Partial<Conversation> = {}): Conversation => ({
-  id: 7, title: "", pipeline: 1, pipeline_name: "Agentic", created_at: "", updated_at: "", ...overrides,
+  id: 7, title: "", origin: "web", pipeline: 1, pipeline_name: "Agentic", created_at: "", updated_at: "", ...overrides,
 });
 
 const QUESTION: ChatMessage = {
@@ -100,6 +101,57 @@ afterEach(() => {
 });
 
 describe("ChatPage", () => {
+  it("lists the chat page's own conversations first, marks those programs asked and filters by origin", async () => {
+    window.localStorage.removeItem("trellis.chat.origin");
+    setup({ conversations: [
+      conversation({ id: 7, title: "Typed here" }),
+      conversation({ id: 9, title: "From a script", origin: "api" }),
+      conversation({ id: 10, title: "From an agent", origin: "mcp" }),
+    ] });
+    renderWithProviders(<ChatPage id={null} />);
+    const titles = () => within(screen.getByRole("list", { name: "Conversations" })).getAllByRole("listitem")
+      .map((item) => item.querySelector(".conversation-item__title")!.textContent);
+    await waitFor(() => expect(titles()).toEqual(["Typed here"]));
+    const filter = screen.getByRole("group", { name: "Show" });
+    expect(within(filter).getByRole("button", { name: "Chat 1" })).toHaveAttribute("aria-pressed", "true");
+    expect(document.querySelector(".conversation-item__origin")).toBeNull();
+
+    fireEvent.click(within(filter).getByRole("button", { name: "API & MCP 2" }));
+    expect(titles()).toEqual(["From a script", "From an agent"]);
+    const script = screen.getByRole("link", { name: /From a script/ });
+    expect(within(script).getByText("API")).toHaveAttribute("title", "Asked through the OpenAI-compatible API (/v1/chat/completions)");
+    expect(within(screen.getByRole("link", { name: /From an agent/ })).getByText("MCP")).toHaveAttribute("title", "Asked through an MCP tool");
+
+    fireEvent.click(within(filter).getByRole("button", { name: "All 3" }));
+    expect(titles()).toEqual(["Typed here", "From a script", "From an agent"]);
+    expect(within(screen.getByRole("link", { name: /Typed here/ })).queryByText("Chat")).not.toBeInTheDocument();
+    expect(window.localStorage.getItem("trellis.chat.origin")).toBe("all");
+  });
+
+  it("keeps the open conversation listed when the filter would hide it, and says when a filter leaves nothing", async () => {
+    window.localStorage.setItem("trellis.chat.origin", "web");
+    setup({ conversations: [conversation({ id: 8, title: "Asked by an agent", origin: "mcp" })] });
+    const view = renderWithProviders(<ChatPage id={8} />);
+    const list = await screen.findByRole("list", { name: "Conversations" });
+    expect(within(list).getByRole("link", { name: /Asked by an agent/ })).toHaveAttribute("aria-current", "page");
+    view.unmount();
+
+    renderWithProviders(<ChatPage id={null} />);
+    expect(await screen.findByText("No conversations here.")).toBeInTheDocument();
+    expect(screen.getByRole("button", { name: "API & MCP 1" })).toHaveAttribute("aria-pressed", "false");
+  });
+
+  it("names origins and the filter in the interface language", async () => {
+    await i18n.changeLanguage("es");
+    window.localStorage.setItem("trellis.chat.origin", "programs");
+    setup({ conversations: [conversation({ id: 9, title: "Script", origin: "api" })] });
+    renderWithProviders(<ChatPage id={null} />);
+    const filter = await screen.findByRole("group", { name: "Mostrar" });
+    expect(within(filter).getAllByRole("button").map((button) => button.textContent)).toEqual(["Chat 0", "API y MCP 1", "Todas 1"]);
+    expect(within(screen.getByRole("link", { name: /Script/ })).getByText("API"))
+      .toHaveAttribute("title", "Preguntada a través de la API compatible con OpenAI (/v1/chat/completions)");
+  });
+
   it("asks the pipeline just picked even before the server has saved the choice", async () => {
     let save = () => {};
     const saved = new Promise<void>((resolve) => { save = resolve; });

@@ -17,8 +17,9 @@ import { useToast } from "../../components/Toasts";
 import { useLoad } from "../../lib/useLoad";
 import { Link, useNavigate } from "../../router/Router";
 import { useDocumentTitle } from "../../shell/useDocumentTitle";
-import { ConversationList } from "./ConversationList";
+import { ConversationList, OriginFilterBar } from "./ConversationList";
 import { ConversationView } from "./ConversationView";
+import { filterConversations, rememberOriginFilter, storedOriginFilter, type OriginFilter } from "./originFilter";
 import { rememberPipeline, preferredPipeline } from "./pipelineChoice";
 import { RenameDialog } from "./RenameDialog";
 import { useConversationsSocket } from "./useChatSocket";
@@ -37,6 +38,7 @@ export function ChatPage({ id }: { id: number | null }) {
   const navigate = useNavigate();
   const [dialog, setDialog] = useState<Dialog>(null);
   const [creating, setCreating] = useState(false);
+  const [originFilter, setOriginFilter] = useState<OriginFilter>(storedOriginFilter);
   const { state, reload, update } = useLoad<ChatData>(
     async (signal) => {
       const [conversations, pipelines] = await Promise.all([fetchConversations(signal), fetchPipelines(signal)]);
@@ -122,8 +124,17 @@ export function ChatPage({ id }: { id: number | null }) {
           <Columns2 aria-hidden="true" size={16} />
           {t("compare.open")}
         </Link>
-        <ConversationList
+        <OriginFilterBar
           conversations={conversations}
+          value={originFilter}
+          onChange={(filter) => {
+            setOriginFilter(filter);
+            rememberOriginFilter(filter);
+          }}
+        />
+        <ConversationList
+          conversations={filterConversations(conversations, originFilter, id)}
+          filtered={originFilter !== "all" && conversations.length > 0}
           currentId={id}
           onRename={(conversation) => setDialog({ kind: "rename", conversation })}
           onDelete={(conversation) => setDialog({ kind: "delete", conversation })}

@@ -1,14 +1,17 @@
-import { CircleAlert, Play, Trash2 } from "lucide-react";
+import { CircleAlert, Database, Play, Trash2 } from "lucide-react";
 import { useTranslation } from "react-i18next";
 
 import type { EvaluationDataset } from "../../api/evaluation";
 import { ProgressBar } from "../../components/StatusViews";
+import { Link } from "../../router/Router";
 import { DatasetStatusBadge } from "./badges";
 import { languageName } from "./format";
 
 interface DatasetListProps {
   datasets: readonly EvaluationDataset[];
   onEvaluate: (dataset: EvaluationDataset) => void;
+  /** Make its corpus an ordinary knowledge base. */
+  onPromote: (dataset: EvaluationDataset) => void;
   onDelete: (dataset: EvaluationDataset) => void;
 }
 
@@ -19,7 +22,7 @@ function sourceLabel(source: string): { kind: "shared" | "upload" | "other"; nam
   return { kind: "other", name: source };
 }
 
-export function DatasetList({ datasets, onEvaluate, onDelete }: DatasetListProps) {
+export function DatasetList({ datasets, onEvaluate, onPromote, onDelete }: DatasetListProps) {
   const { t, i18n } = useTranslation();
   return (
     <ul className="dataset-list" aria-label={t("evaluation.datasets.title")}>
@@ -43,6 +46,11 @@ export function DatasetList({ datasets, onEvaluate, onDelete }: DatasetListProps
                 <span className="chip">{t("evaluation.datasets.documentsReady", { ready: documents.ready, count: dataset.document_count })}</span>
                 {documents.failed > 0 && <span className="badge badge--failed">{t("evaluation.datasets.documentsFailed", { count: documents.failed })}</span>}
                 {dataset.has_answers && <span className="chip chip--info">{t("evaluation.datasets.hasAnswers")}</span>}
+                {dataset.promoted && (
+                  <Link to={`/knowledge-bases/${dataset.knowledge_base}`} className="chip chip--accent" title={t("evaluation.datasets.promotedTitle")}>
+                    {t("evaluation.datasets.promotedChip")}
+                  </Link>
+                )}
                 <span className="document__note">
                   {source.kind === "other" ? source.name : t(`evaluation.datasets.from.${source.kind}`, { name: source.name })}
                 </span>
@@ -65,6 +73,18 @@ export function DatasetList({ datasets, onEvaluate, onDelete }: DatasetListProps
                 <button type="button" className="button button--small" onClick={() => onEvaluate(dataset)} aria-label={t("evaluation.datasets.evaluateNamed", { name: dataset.name })}>
                   <Play aria-hidden="true" size={14} />
                   {t("evaluation.datasets.evaluate")}
+                </button>
+              )}
+              {!dataset.promoted && dataset.status !== "failed" && (
+                <button
+                  type="button"
+                  className="button button--small"
+                  onClick={() => onPromote(dataset)}
+                  aria-label={t("evaluation.datasets.promoteNamed", { name: dataset.name })}
+                  title={t("evaluation.datasets.promoteHint")}
+                >
+                  <Database aria-hidden="true" size={14} />
+                  {t("evaluation.datasets.promote")}
                 </button>
               )}
               <button

@@ -67,7 +67,7 @@ describe("EvaluationDetailPage", () => {
     expect(progressBar()).toHaveAttribute("aria-valuenow", "0");
     socket.receive(progress(12));
     expect(progressBar()).toHaveAttribute("aria-valuenow", "25");
-    expect(screen.getByText("12 of 48 queries")).toBeInTheDocument();
+    expect(screen.getByText("24 queries × 2 pipelines: 12 of 48 runs")).toBeInTheDocument();
     socket.receive(progress(36));
     expect(progressBar()).toHaveAttribute("aria-valuenow", "75");
     expect(screen.getByText("Running", { selector: ".badge" })).toBeInTheDocument();
@@ -85,13 +85,13 @@ describe("EvaluationDetailPage", () => {
     expect(screen.queryByText("Live")).not.toBeInTheDocument();
     expect(api.mock.calls.filter(([url]) => url === "/api/v1/evaluations/7/")).toHaveLength(2);
 
-    const keyword = within(metricsTable()).getByRole("row", { name: /^keyword/ });
+    const keyword = within(metricsTable()).getByRole("row", { name: /^Keyword/ });
     const ndcg = keyword.querySelector<HTMLElement>('[data-metric="ndcg@10"]')!;
     // The mean, ± half the 95% interval, and the interval's bounds.
     expect(ndcg).toHaveTextContent("0.475 ± 0.063");
     expect(ndcg).toHaveTextContent("0.412 – 0.538");
     expect(ndcg).toHaveClass("is-best");
-    const semantic = within(metricsTable()).getByRole("row", { name: /^semantic/ });
+    const semantic = within(metricsTable()).getByRole("row", { name: /^Semantic/ });
     expect(semantic.querySelector('[data-metric="ndcg@10"]')).toHaveTextContent("0.301 ± 0.050");
     expect(semantic.querySelector('[data-metric="ndcg@10"]')).toHaveTextContent("0.250 – 0.350");
     expect(semantic.querySelector('[data-metric="ndcg@10"]')).not.toHaveClass("is-best");
@@ -100,17 +100,17 @@ describe("EvaluationDetailPage", () => {
     ]);
 
     const cost = screen.getByRole("table", { name: "Speed and cost" });
-    expect(within(cost).getByRole("row", { name: /^keyword/ })).toHaveTextContent("3.312.50.00");
+    expect(within(cost).getByRole("row", { name: /^Keyword/ })).toHaveTextContent("3.312.50.00");
 
     // The comparison comes from its own endpoint; the significant pair is highlighted.
     const comparison = await screen.findByRole("table", { name: "Comparison" });
-    const pair = within(comparison).getByRole("row", { name: /keyword vs semantic/ });
+    const pair = within(comparison).getByRole("row", { name: /Keyword vs Semantic/ });
     expect(pair).toHaveClass("is-significant");
     expect(pair).toHaveTextContent("+0.174");
     expect(pair).toHaveTextContent("< 0.001");
-    expect(within(pair).getByText("keyword is better")).toBeInTheDocument();
+    expect(within(pair).getByText("Keyword is better")).toBeInTheDocument();
     fireEvent.change(screen.getByLabelText("Metric"), { target: { value: "recall@10" } });
-    expect(within(comparison).getByRole("row", { name: /keyword vs semantic/ })).not.toHaveClass("is-significant");
+    expect(within(comparison).getByRole("row", { name: /Keyword vs Semantic/ })).not.toHaveClass("is-significant");
     expect(within(comparison).getByText("No significant difference")).toBeInTheDocument();
 
     expect(screen.getByRole("img", { name: /Bar chart of each retrieval metric/ })).toHaveAttribute(
@@ -118,6 +118,24 @@ describe("EvaluationDetailPage", () => {
     expect(screen.getByRole("img", { name: /recall at k/ })).toHaveAttribute("src", expect.stringMatching(/recall\.png$/));
     expect(screen.getByRole("link", { name: "report.md" })).toHaveAttribute("href", expect.stringMatching(/report\/report\.md$/));
     expect(screen.getByRole("link", { name: "results.json" })).toHaveAttribute("href", expect.stringMatching(/report\/results\.json$/));
+  });
+
+  it("names presets by the display names the server sends in the interface language", async () => {
+    const detail = finished();
+    detail.pipelines = [
+      { name: "keyword", pipeline_id: null, preset: "keyword", display_name: "Palabras clave" },
+      { name: "semantic", pipeline_id: null, preset: "semantic", display_name: "Semántico" },
+    ];
+    serve(() => detail);
+    renderWithProviders(<EvaluationDetailPage id={7} />);
+    const table = await screen.findByRole("table", { name: "Retrieval metrics" });
+    expect(within(table).getAllByRole("rowheader").map((cell) => cell.textContent)).toEqual(["Palabras clave", "Semántico"]);
+    expect(within(screen.getByRole("table", { name: "Speed and cost" })).getAllByRole("rowheader").map((cell) => cell.textContent))
+      .toEqual(["Palabras clave", "Semántico"]);
+    const comparison = await screen.findByRole("table", { name: "Comparison" });
+    expect(within(comparison).getByRole("row", { name: /Palabras clave vs Semántico/ })).toHaveTextContent("Palabras clave is better");
+    expect(document.querySelector(".card__meta")).toHaveTextContent("Palabras claveSemántico");
+    expect(screen.queryByText(/\bkeyword\b/)).not.toBeInTheDocument();
   });
 
   it("sorts the per-query rows by the first pipeline's nDCG@10", async () => {
@@ -128,7 +146,7 @@ describe("EvaluationDetailPage", () => {
     const order = () => within(table).getAllByRole("row").slice(1).map((row) => row.querySelector("th code")!.textContent);
     expect(order()).toEqual(["1", "2", "3"]);
     expect(within(table).getAllByRole("row")[1]).toHaveTextContent("question number 1");
-    const sort = within(table).getByRole("button", { name: /nDCG@10 · keyword/ });
+    const sort = within(table).getByRole("button", { name: /nDCG@10 · Keyword/ });
     fireEvent.click(sort);
     expect(order()).toEqual(["1", "3", "2"]);
     expect(sort.closest("th")).toHaveAttribute("aria-sort", "descending");
@@ -139,20 +157,20 @@ describe("EvaluationDetailPage", () => {
 
   it("reads the evaluation again when the websocket drops, polls until it reconnects, and shows a failure", async () => {
     vi.useFakeTimers({ shouldAdvanceTime: true });
-    let current = evaluation({ progress: { done: 6, total: 48 } });
+    let current = evaluation({ progress: { done: 6, total: 48, queries: 24, answers: 0 } });
     const api = serve(() => current);
     renderWithProviders(<EvaluationDetailPage id={7} />);
-    await screen.findByText("6 of 48 queries");
+    await screen.findByText("24 queries × 2 pipelines: 6 of 48 runs");
     await waitFor(() => expect(FakeWebSocket.instances).toHaveLength(1));
 
-    current = evaluation({ progress: { done: 24, total: 48 } });
+    current = evaluation({ progress: { done: 24, total: 48, queries: 24, answers: 0 } });
     FakeWebSocket.latest().drop();
     expect(screen.getByText("Refreshing")).toBeInTheDocument();
-    expect(await screen.findByText("24 of 48 queries")).toBeInTheDocument();
+    expect(await screen.findByText("24 queries × 2 pipelines: 24 of 48 runs")).toBeInTheDocument();
 
-    current = evaluation({ progress: { done: 30, total: 48 } });
+    current = evaluation({ progress: { done: 30, total: 48, queries: 24, answers: 0 } });
     await act(() => vi.advanceTimersByTimeAsync(2100));
-    expect(await screen.findByText("30 of 48 queries")).toBeInTheDocument();
+    expect(await screen.findByText("24 queries × 2 pipelines: 30 of 48 runs")).toBeInTheDocument();
 
     await waitFor(() => expect(FakeWebSocket.instances).toHaveLength(2));
     FakeWebSocket.latest().open();

@@ -13,6 +13,7 @@ import { useDocumentTitle } from "../../shell/useDocumentTitle";
 import { EvaluationStatusBadge } from "./badges";
 import { useEvaluationFeed } from "./evaluationFeed";
 import { formatDate } from "./format";
+import { progressText } from "./progress";
 import { ResultsView } from "./ResultsView";
 
 /** One evaluation: its live progress while it runs, then its results and report. */
@@ -73,7 +74,7 @@ function EvaluationView({ evaluation, connection }: { evaluation: EvaluationDeta
             <ConnectionChip connection={connection} subject="evaluation" />
             {evaluation.pipelines.map((pipeline) => (
               <span key={pipeline.name} className="chip" title={pipeline.preset ? t("evaluation.presetTitle") : t("evaluation.pipelineTitle")}>
-                {pipeline.name}
+                {pipeline.display_name || pipeline.name}
               </span>
             ))}
           </div>
@@ -118,7 +119,7 @@ function EvaluationView({ evaluation, connection }: { evaluation: EvaluationDeta
             tone={evaluation.status === "failed" ? "failed" : evaluation.status === "done" ? "done" : undefined}
           />
           <span className="stages__count" aria-live="polite">
-            {t("evaluation.progress.count", { done, total })}
+            {progressText(t, evaluation)}
           </span>
         </div>
         {active && (

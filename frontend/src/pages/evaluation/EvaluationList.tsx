@@ -1,11 +1,12 @@
 import { CircleAlert, Trash2 } from "lucide-react";
 import { useTranslation } from "react-i18next";
 
-import { isActive, type Evaluation } from "../../api/evaluation";
+import { isActive, pipelineLabels, type Evaluation } from "../../api/evaluation";
 import { ProgressBar } from "../../components/StatusViews";
 import { Link } from "../../router/Router";
 import { EvaluationStatusBadge } from "./badges";
 import { formatDate, formatScore } from "./format";
+import { progressText } from "./progress";
 
 interface EvaluationListProps {
   evaluations: readonly Evaluation[];
@@ -20,6 +21,7 @@ export function EvaluationList({ evaluations, onDelete }: EvaluationListProps) {
     <ul className="evaluation-list" aria-label={t("evaluation.list.title")}>
       {evaluations.map((evaluation) => {
         const { done, total } = evaluation.progress;
+        const label = pipelineLabels(evaluation.pipelines);
         const title = t("evaluation.list.name", { id: evaluation.id, dataset: evaluation.dataset_name });
         const scores = new Map(evaluation.summary.map((entry) => [entry.name, entry.metrics["ndcg@10"]]));
         return (
@@ -35,7 +37,7 @@ export function EvaluationList({ evaluations, onDelete }: EvaluationListProps) {
               <div className="card__meta">
                 {evaluation.pipelines.map((pipeline) => (
                   <span key={pipeline.name} className="chip">
-                    {pipeline.name}
+                    {label(pipeline.name)}
                     {scores.get(pipeline.name) != null && (
                       <span className="evaluation-item__score" title={t("evaluation.list.ndcgTitle")}>
                         {t("evaluation.list.ndcg", { value: formatScore(scores.get(pipeline.name), language) })}
@@ -47,7 +49,7 @@ export function EvaluationList({ evaluations, onDelete }: EvaluationListProps) {
               {isActive(evaluation.status) && (
                 <div className="stages">
                   <ProgressBar value={total ? done / total : 0} label={t("evaluation.progress.labelNamed", { name: title })} />
-                  <span className="stages__count">{t("evaluation.progress.count", { done, total })}</span>
+                  <span className="stages__count">{progressText(t, evaluation)}</span>
                 </div>
               )}
               {evaluation.status === "failed" && evaluation.error && (

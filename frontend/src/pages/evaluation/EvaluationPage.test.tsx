@@ -12,6 +12,7 @@ import { renderWithProviders } from "../../test/render";
 import { EvaluationPage } from "./EvaluationPage";
 import { dataset, evaluation, finished, listed } from "./fixtures";
 import { placeErrors } from "./NewEvaluationDialog";
+import { progressText } from "./progress";
 
 const PRESETS = [
   { name: "keyword", display_name: "Keyword", description: "BM25 alone.", icon: "text-search", default: false, available: true, unavailable_reason: null, tree: {} },
@@ -79,7 +80,7 @@ describe("EvaluationPage", () => {
           dataset({ id: 4, name: "Broken", status: "failed", error: "the import was interrupted by a restart", source: "shared:scifact" }),
         ]);
       },
-      "GET /api/v1/evaluations/": [listed(evaluation({ id: 8, progress: { done: 12, total: 48 } })), listed(finished())],
+      "GET /api/v1/evaluations/": [listed(evaluation({ id: 8, progress: { done: 12, total: 48, queries: 24, answers: 0 } })), listed(finished())],
     });
     renderWithProviders(<EvaluationPage />);
     expect(await screen.findByRole("heading", { level: 1, name: "Evaluation" })).toBeInTheDocument();
@@ -109,10 +110,13 @@ describe("EvaluationPage", () => {
     const running = evaluations.querySelector<HTMLElement>('li[data-evaluation-id="8"]')!;
     expect(within(running).getByRole("link", { name: "Evaluation 8 · Cranfield head" })).toHaveAttribute("href", "/evaluation/8");
     expect(within(running).getByRole("progressbar")).toHaveAttribute("aria-valuenow", "25");
-    expect(within(running).getByText("12 of 48 queries")).toBeInTheDocument();
+    expect(within(running).getByText("24 queries × 2 pipelines: 12 of 48 runs")).toBeInTheDocument();
     const done = evaluations.querySelector<HTMLElement>('li[data-evaluation-id="7"]')!;
     expect(within(done).getByText("Done")).toBeInTheDocument();
     expect(within(done).getByText("nDCG@10 0.475")).toBeInTheDocument();
+    // Presets by their display names, not their slugs.
+    expect(within(done).getByText(/^Keyword/)).toHaveClass("chip");
+    expect(within(done).queryByText(/^keyword/)).not.toBeInTheDocument();
     expect(within(done).queryByRole("progressbar")).not.toBeInTheDocument();
   });
 
@@ -233,6 +237,8 @@ describe("EvaluationPage", () => {
     expect(within(dialog).getByText("no local copy of the cross-encoder")).toBeInTheDocument();
     expect(within(dialog).getByText("Empty: all 24 queries of the dataset.")).toBeInTheDocument();
 
+    // Empty depth, as its hint says: each retriever at its own top_k (sent as null).
+    expect(within(dialog).getByLabelText("Depth")).toHaveValue(null);
     fireEvent.click(within(dialog).getByRole("checkbox", { name: /^Keyword/ }));
     fireEvent.click(within(dialog).getByRole("checkbox", { name: /^Semantic/ }));
     fireEvent.click(within(dialog).getByRole("checkbox", { name: /^BM25 k1 1\.2/ }));
@@ -240,7 +246,7 @@ describe("EvaluationPage", () => {
     fireEvent.click(within(dialog).getByRole("button", { name: "Start evaluation" }));
 
     await waitFor(() => expect(sent).toHaveLength(1));
-    expect(sent[0]).toEqual({ dataset: 3, pipelines: [4], presets: ["keyword", "semantic"], query_limit: 0, depth: 100, answer_queries: 0, judge: null, seed: 0 });
+    expect(sent[0]).toEqual({ dataset: 3, pipelines: [4], presets: ["keyword", "semantic"], query_limit: 0, depth: null, answer_queries: 0, judge: null, seed: 0 });
     const semantic = within(dialog).getByRole("checkbox", { name: /^Semantic/ });
     expect(await within(dialog).findByText("the index of 'semantic' cannot be built")).toBeInTheDocument();
     expect(semantic).toHaveAttribute("aria-invalid", "true");
@@ -280,6 +286,47 @@ describe("EvaluationPage", () => {
     expect(await screen.findByText("No datasets yet")).toBeInTheDocument();
     expect(deleted).toBe(true);
     expect(screen.getByText("No evaluations yet")).toBeInTheDocument();
+  });
+
+  it("promotes a dataset's corpus to a knowledge base after asking, then says it is one", async () => {
+    let promoted = 0;
+    mockApi({
+      ...catalogRoutes(),
+      "GET /api/v1/evaluations/datasets/": [dataset()],
+      "GET /api/v1/evaluations/": [],
+      "POST /api/v1/evaluations/datasets/3/promote/": () => {
+        promoted += 1;
+        return jsonResponse(dataset({ promoted: true }));
+      },
+    });
+    renderWithProviders(<EvaluationPage />);
+    const promote = await screen.findByRole("button", { name: "Use the corpus of Cranfield head as an ordinary knowledge base" });
+    expect(within(row("Cranfield head")).queryByRole("link", { name: "Knowledge base" })).not.toBeInTheDocument();
+    fireEvent.click(promote);
+    const dialog = screen.getByRole("dialog", { name: "Use this corpus as a knowledge base?" });
+    expect(dialog).toHaveTextContent("offered to pipelines and searchable as an MCP tool");
+    fireEvent.click(within(dialog).getByRole("button", { name: "Use as knowledge base" }));
+    expect(await screen.findByText("“Cranfield head” is now one of your knowledge bases.")).toBeInTheDocument();
+    expect(promoted).toBe(1);
+    const head = row("Cranfield head");
+    expect(within(head).getByRole("link", { name: "Knowledge base" })).toHaveAttribute("href", "/knowledge-bases/11");
+    expect(within(head).queryByRole("button", { name: /as an ordinary knowledge base/ })).not.toBeInTheDocument();
+    // Deleting it now says its knowledge base stays.
+    fireEvent.click(within(head).getByRole("button", { name: "Delete Cranfield head" }));
+    expect(screen.getByRole("dialog", { name: "Delete this dataset?" })).toHaveTextContent("Its knowledge base stays with your others.");
+  });
+
+  it.each([
+    ["en", "20 queries × 2 pipelines: 40 of 40 runs", "(20 queries + 5 answers) × 2 pipelines: 12 of 50 steps", "1 query × 1 pipeline: 0 of 1 runs"],
+    ["es", "20 consultas × 2 pipelines: 40 de 40 ejecuciones", "(20 consultas + 5 respuestas) × 2 pipelines: 12 de 50 pasos", "1 consulta × 1 pipeline: 0 de 1 ejecuciones"],
+    ["zh-Hant", "20 筆查詢 × 2 個流程：已完成 40 / 40 次執行", "（20 筆查詢 + 5 個回答）× 2 個流程：已完成 12 / 50 步", "1 筆查詢 × 1 個流程：已完成 0 / 1 次執行"],
+  ])("reads progress as queries × pipelines in %s", async (language, retrieval, answered, single) => {
+    await i18n.changeLanguage(language);
+    const two = evaluation().pipelines;
+    const t = i18n.t.bind(i18n);
+    expect(progressText(t, { pipelines: two, progress: { done: 40, total: 40, queries: 20, answers: 0 } })).toBe(retrieval);
+    expect(progressText(t, { pipelines: two, progress: { done: 12, total: 50, queries: 20, answers: 5 } })).toBe(answered);
+    expect(progressText(t, { pipelines: two.slice(0, 1), progress: { done: 0, total: 1, queries: 1, answers: 0 } })).toBe(single);
   });
 
   it("speaks the interface language", async () => {

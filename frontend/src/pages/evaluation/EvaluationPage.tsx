@@ -8,6 +8,7 @@ import {
   fetchDatasets,
   fetchEvaluations,
   isActive,
+  promoteDataset,
   type Evaluation,
   type EvaluationDataset,
 } from "../../api/evaluation";
@@ -27,6 +28,7 @@ type Dialog =
   | { kind: "dataset" }
   | { kind: "evaluate"; dataset?: number }
   | { kind: "deleteDataset"; dataset: EvaluationDataset }
+  | { kind: "promoteDataset"; dataset: EvaluationDataset }
   | { kind: "deleteEvaluation"; evaluation: Evaluation }
   | null;
 
@@ -35,12 +37,13 @@ type Dialog =
  * BEIR zips, followed while they are indexed), and their evaluations with their progress.
  */
 export function EvaluationPage() {
-  const { t } = useTranslation();
+  const { t, i18n } = useTranslation();
   const toast = useToast();
   const navigate = useNavigate();
   const [dialog, setDialog] = useState<Dialog>(null);
   const datasets = useLoad(fetchDatasets, []);
-  const evaluations = useLoad(fetchEvaluations, []);
+  // Presets are named in the UI's language by the server: read again when it changes.
+  const evaluations = useLoad(fetchEvaluations, [i18n.resolvedLanguage]);
   useDocumentTitle(t("evaluation.title"));
 
   const datasetList = datasets.state.status === "ready" ? datasets.state.data : [];
@@ -67,6 +70,17 @@ export function EvaluationPage() {
       toast.success(t("evaluation.datasets.deleted", { name: dataset.name }));
     } catch (error) {
       toast.error(t("evaluation.datasets.deleteFailed"), error);
+    }
+  };
+
+  const promote = async (dataset: EvaluationDataset) => {
+    setDialog(null);
+    try {
+      const promoted = await promoteDataset(dataset.id);
+      updateDatasets((list) => list.map((item) => (item.id === promoted.id ? promoted : item)));
+      toast.success(t("evaluation.datasets.promoted", { name: dataset.name }));
+    } catch (error) {
+      toast.error(t("evaluation.datasets.promoteFailed"), error);
     }
   };
 
@@ -128,6 +142,7 @@ export function EvaluationPage() {
           <DatasetList
             datasets={datasetList}
             onEvaluate={(dataset) => setDialog({ kind: "evaluate", dataset: dataset.id })}
+            onPromote={(dataset) => setDialog({ kind: "promoteDataset", dataset })}
             onDelete={(dataset) => setDialog({ kind: "deleteDataset", dataset })}
           />
         )}
@@ -178,10 +193,21 @@ export function EvaluationPage() {
       {dialog?.kind === "deleteDataset" && (
         <ConfirmDialog
           title={t("evaluation.datasets.deleteTitle")}
-          message={t("evaluation.datasets.deleteMessage", { name: dialog.dataset.name })}
+          message={t(dialog.dataset.promoted ? "evaluation.datasets.deleteMessagePromoted" : "evaluation.datasets.deleteMessage", {
+            name: dialog.dataset.name,
+          })}
           confirmLabel={t("common.delete")}
           danger
           onConfirm={() => void removeDataset(dialog.dataset)}
+          onCancel={() => setDialog(null)}
+        />
+      )}
+      {dialog?.kind === "promoteDataset" && (
+        <ConfirmDialog
+          title={t("evaluation.datasets.promoteTitle")}
+          message={t("evaluation.datasets.promoteMessage", { name: dialog.dataset.name })}
+          confirmLabel={t("evaluation.datasets.promote")}
+          onConfirm={() => void promote(dialog.dataset)}
           onCancel={() => setDialog(null)}
         />
       )}

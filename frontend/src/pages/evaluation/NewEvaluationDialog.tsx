@@ -22,7 +22,8 @@ import { Field, FieldErrors, NumberField, UnplacedErrors } from "../../component
 import { parseOptionalInt } from "./format";
 
 const SCALAR_FIELDS = ["dataset", "pipelines", "query_limit", "depth", "answer_queries", "seed"] as const;
-const DEFAULT_DEPTH = "100";
+/** Empty: each retriever at its own top_k, as the pipeline runs in the chat (the hint says so). */
+const DEFAULT_DEPTH = "";
 
 /** The server's errors, placed where the form shows them. */
 export interface PlacedErrors {

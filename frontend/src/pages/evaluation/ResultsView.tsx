@@ -6,6 +6,7 @@ import {
   ANSWER_METRICS,
   RETRIEVAL_METRICS,
   fetchComparison,
+  pipelineLabels,
   type EvaluationDetail,
   type EvaluationResults,
   type PipelineResult,
@@ -39,18 +40,22 @@ function bestOf(pipelines: readonly PipelineResult[], metric: RetrievalMetric): 
   return values.length ? Math.max(...values) : null;
 }
 
+/** How a pipeline the results name reads on the page (a preset by its display name). */
+type Label = (name: string) => string;
+
 /** A finished evaluation: every table, the comparison, the plots and the downloads. */
 export function ResultsView({ evaluation, results }: { evaluation: EvaluationDetail; results: EvaluationResults }) {
   const { pipelines } = results;
   const answered = pipelines.some((pipeline) => pipeline.answers);
+  const label = pipelineLabels(evaluation.pipelines);
   return (
     <>
-      <MetricsTable pipelines={pipelines} />
-      <CostTable pipelines={pipelines} />
-      {answered && <AnswersTable pipelines={pipelines} />}
-      {pipelines.length > 1 && <ComparisonSection evaluationId={evaluation.id} />}
+      <MetricsTable pipelines={pipelines} label={label} />
+      <CostTable pipelines={pipelines} label={label} />
+      {answered && <AnswersTable pipelines={pipelines} label={label} />}
+      {pipelines.length > 1 && <ComparisonSection evaluationId={evaluation.id} label={label} />}
       {evaluation.report && <ReportSection report={evaluation.report} />}
-      <PerQueryTable pipelines={pipelines} />
+      <PerQueryTable pipelines={pipelines} label={label} />
     </>
   );
 }
@@ -71,7 +76,7 @@ function Section({ title, hint, children, actions }: { title: string; hint?: str
   );
 }
 
-function MetricsTable({ pipelines }: { pipelines: readonly PipelineResult[] }) {
+function MetricsTable({ pipelines, label }: { pipelines: readonly PipelineResult[]; label: Label }) {
   const { t } = useTranslation();
   const language = useLanguage();
   const best = Object.fromEntries(RETRIEVAL_METRICS.map((metric) => [metric, bestOf(pipelines, metric)]));
@@ -95,7 +100,7 @@ function MetricsTable({ pipelines }: { pipelines: readonly PipelineResult[] }) {
           <tbody>
             {pipelines.map((pipeline) => (
               <tr key={pipeline.name}>
-                <th scope="row">{pipeline.name}</th>
+                <th scope="row">{label(pipeline.name)}</th>
                 <td className="data-table__number">
                   {pipeline.truncated ? t("evaluation.results.queriesOf", { done: pipeline.queries, planned: pipeline.planned_queries }) : pipeline.queries}
                   {pipeline.failures > 0 && (
@@ -128,7 +133,7 @@ function MetricsTable({ pipelines }: { pipelines: readonly PipelineResult[] }) {
   );
 }
 
-function CostTable({ pipelines }: { pipelines: readonly PipelineResult[] }) {
+function CostTable({ pipelines, label }: { pipelines: readonly PipelineResult[]; label: Label }) {
   const { t } = useTranslation();
   const language = useLanguage();
   return (
@@ -147,7 +152,7 @@ function CostTable({ pipelines }: { pipelines: readonly PipelineResult[] }) {
           <tbody>
             {pipelines.map((pipeline) => (
               <tr key={pipeline.name}>
-                <th scope="row">{pipeline.name}</th>
+                <th scope="row">{label(pipeline.name)}</th>
                 <td className="data-table__number">{formatMs(pipeline.latency_ms.p50, language)}</td>
                 <td className="data-table__number">{formatMs(pipeline.latency_ms.p95, language)}</td>
                 <td className="data-table__number">{formatOne(pipeline.llm_calls_per_query, language)}</td>
@@ -164,7 +169,7 @@ function CostTable({ pipelines }: { pipelines: readonly PipelineResult[] }) {
             {pipelines.flatMap((pipeline) =>
               (pipeline.errors ?? []).map((error) => (
                 <li key={`${pipeline.name}:${error}`}>
-                  <strong>{pipeline.name}</strong> · {error}
+                  <strong>{label(pipeline.name)}</strong> · {error}
                 </li>
               )),
             )}
@@ -175,7 +180,7 @@ function CostTable({ pipelines }: { pipelines: readonly PipelineResult[] }) {
   );
 }
 
-function AnswersTable({ pipelines }: { pipelines: readonly PipelineResult[] }) {
+function AnswersTable({ pipelines, label }: { pipelines: readonly PipelineResult[]; label: Label }) {
   const { t } = useTranslation();
   const language = useLanguage();
   const rows = pipelines.filter((pipeline) => pipeline.answers);
@@ -202,7 +207,7 @@ function AnswersTable({ pipelines }: { pipelines: readonly PipelineResult[] }) {
               const answers = pipeline.answers!;
               return (
                 <tr key={pipeline.name}>
-                  <th scope="row">{pipeline.name}</th>
+                  <th scope="row">{label(pipeline.name)}</th>
                   <td className="data-table__number">{answers.queries}</td>
                   {ANSWER_METRICS.map((metric) => (
                     <td key={metric} className="data-table__number" data-metric={metric}>
@@ -222,7 +227,7 @@ function AnswersTable({ pipelines }: { pipelines: readonly PipelineResult[] }) {
   );
 }
 
-function ComparisonSection({ evaluationId }: { evaluationId: number }) {
+function ComparisonSection({ evaluationId, label }: { evaluationId: number; label: Label }) {
   const { t } = useTranslation();
   const language = useLanguage();
   const { state, reload } = useLoad((signal) => fetchComparison(evaluationId, signal), [evaluationId]);
@@ -271,7 +276,7 @@ function ComparisonSection({ evaluationId }: { evaluationId: number }) {
                 const winner = entry?.difference ? (entry.difference > 0 ? comparison.a : comparison.b) : null;
                 return (
                   <tr key={`${comparison.a}|${comparison.b}`} className={significant ? "is-significant" : undefined} data-significant={significant}>
-                    <th scope="row">{t("evaluation.comparison.versus", { a: comparison.a, b: comparison.b })}</th>
+                    <th scope="row">{t("evaluation.comparison.versus", { a: label(comparison.a), b: label(comparison.b) })}</th>
                     <td className="data-table__number">{formatScore(entry?.mean_a, language)}</td>
                     <td className="data-table__number">{formatScore(entry?.mean_b, language)}</td>
                     <td className="data-table__number">{formatDifference(entry?.difference, language)}</td>
@@ -280,7 +285,7 @@ function ComparisonSection({ evaluationId }: { evaluationId: number }) {
                     <PCell value={entry?.p_bootstrap} language={language} />
                     <td>
                       {significant && winner ? (
-                        <span className="chip chip--accent">{t("evaluation.comparison.better", { name: winner })}</span>
+                        <span className="chip chip--accent">{t("evaluation.comparison.better", { name: label(winner) })}</span>
                       ) : (
                         <span className="muted">{t("evaluation.comparison.notSignificant")}</span>
                       )}
@@ -335,7 +340,7 @@ type Sort = "none" | "descending" | "ascending";
 const NEXT_SORT: Record<Sort, Sort> = { none: "descending", descending: "ascending", ascending: "none" };
 
 /** Every query's nDCG@10 per pipeline, in dataset order or sorted by the first pipeline's. */
-function PerQueryTable({ pipelines }: { pipelines: readonly PipelineResult[] }) {
+function PerQueryTable({ pipelines, label }: { pipelines: readonly PipelineResult[]; label: Label }) {
   const { t } = useTranslation();
   const language = useLanguage();
   const [open, setOpen] = useState(false);
@@ -371,15 +376,15 @@ function PerQueryTable({ pipelines }: { pipelines: readonly PipelineResult[] }) 
                   <th key={pipeline.name} scope="col" className="data-table__number" aria-sort={index === 0 && sort !== "none" ? sort : undefined}>
                     {index === 0 ? (
                       <button type="button" className="sort-button" onClick={() => setSort(NEXT_SORT[sort])} title={t(`evaluation.perQuery.sort.${sort}`)}>
-                        {t("evaluation.perQuery.ndcgOf", { name: pipeline.name })}
+                        {t("evaluation.perQuery.ndcgOf", { name: label(pipeline.name) })}
                         <SortIcon aria-hidden="true" size={14} />
                       </button>
                     ) : (
-                      t("evaluation.perQuery.ndcgOf", { name: pipeline.name })
+                      t("evaluation.perQuery.ndcgOf", { name: label(pipeline.name) })
                     )}
                   </th>
                 ))}
-                <th scope="col">{t("evaluation.perQuery.retrieved", { name: first.name })}</th>
+                <th scope="col">{t("evaluation.perQuery.retrieved", { name: label(first.name) })}</th>
               </tr>
             </thead>
             <tbody>

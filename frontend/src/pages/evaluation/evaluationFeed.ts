@@ -16,7 +16,7 @@ export function applySnapshot(evaluation: EvaluationDetail, snapshot: ProgressSn
   return {
     ...evaluation,
     status: snapshot.status,
-    progress: { done: snapshot.done, total: snapshot.total },
+    progress: { ...evaluation.progress, done: snapshot.done, total: snapshot.total },
     error: snapshot.error ?? "",
   };
 }

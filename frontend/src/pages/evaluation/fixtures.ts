@@ -16,6 +16,7 @@ export const dataset = (overrides: Partial<EvaluationDataset> = {}): EvaluationD
   document_count: 30,
   query_count: 24,
   has_answers: false,
+  promoted: false,
   status: "ready",
   documents: { uploaded: 30, ready: 30, failed: 0, in_progress: 0 },
   error: "",
@@ -70,11 +71,11 @@ export const evaluation = (overrides: Partial<EvaluationDetail> = {}): Evaluatio
   dataset: 3,
   dataset_name: "Cranfield head",
   pipelines: [
-    { name: "keyword", pipeline_id: null, preset: "keyword" },
-    { name: "semantic", pipeline_id: null, preset: "semantic" },
+    { name: "keyword", pipeline_id: null, preset: "keyword", display_name: "Keyword" },
+    { name: "semantic", pipeline_id: null, preset: "semantic", display_name: "Semantic" },
   ],
   status: "running",
-  progress: { done: 0, total: 48 },
+  progress: { done: 0, total: 48, queries: 24, answers: 0 },
   query_limit: null,
   depth: 100,
   answer_queries: 0,
@@ -95,7 +96,7 @@ const SEMANTIC = pipelineResult("semantic", 0.301, [0.25, 0.35], [0.1, 0.4, 0.3]
 export const finished = (): EvaluationDetail =>
   evaluation({
     status: "done",
-    progress: { done: 48, total: 48 },
+    progress: { done: 48, total: 48, queries: 24, answers: 0 },
     finished_at: "2025-03-01T10:05:13Z",
     summary: [KEYWORD, SEMANTIC].map(({ per_query: _, recall_curve: __, errors: ___, planned_queries: ____, ...summary }) => summary),
     report: { markdown: `${REPORT}report.md`, metrics: `${REPORT}metrics.png`, recall: `${REPORT}recall.png`, json: `${REPORT}results.json` },

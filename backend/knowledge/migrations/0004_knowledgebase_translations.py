@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('knowledge', '0002_verbose_names_and_error_details'),
+        ('knowledge', '0003_knowledgebase_evaluation_only'),
     ]
 
     operations = [
