@@ -16,7 +16,9 @@ export interface Citation {
   document_id: number;
   document_name: string | null;
   position: number;
+  /** The first and last page the chunk covers (equal for one page); null for a document without pages. */
   page: number | null;
+  last_page?: number | null;
   url: string | null;
   preview: string;
   /** False when the passage does not hold the sentence that cites it (the answer check). */
