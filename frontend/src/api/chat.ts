@@ -117,6 +117,8 @@ export interface TraceNode {
 export interface TraceStep {
   step: string;
   elapsed_ms?: number;
+  /** Still running when the answer was stopped; `elapsed_ms` runs until then. */
+  interrupted?: boolean;
   [key: string]: unknown;
 }
 
@@ -127,6 +129,8 @@ export interface StrategyTrace {
   llm_calls: number;
   elapsed_ms: number;
   error?: string;
+  /** The answer was stopped: the trace holds what ran until then. */
+  cancelled?: boolean;
 }
 
 export type MessageStatus = "streaming" | "done" | "failed" | "cancelled";
