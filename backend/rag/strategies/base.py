@@ -129,6 +129,7 @@ class RunContext:
     def finish(self) -> None:
         trace = self.state["trace"]
         trace["llm_calls"] = self.recorder.llm_calls
+        trace["usage"] = self.recorder.usage()
         if self.recorder.stopped is not None:
             trace["stopped_by"] = self.recorder.stopped.to_dict()
         if self.cancelled.is_set():
@@ -149,6 +150,7 @@ class RunContext:
         else:
             return {"trace": {}, "chunks_sent": []}
         trace["llm_calls"] = self.recorder.llm_calls
+        trace["usage"] = self.recorder.usage()
         trace["elapsed_ms"] = round((now - self.started) * 1000, 3)
         if self.cancelled.is_set():
             trace["cancelled"] = True

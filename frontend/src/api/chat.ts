@@ -131,6 +131,8 @@ export interface StrategyTrace {
   error?: string;
   /** The answer was stopped: the trace holds what ran until then. */
   cancelled?: boolean;
+  /** Tokens read and written over every LLM call of the run, as the model servers reported them. */
+  usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number; responses_without_usage: number };
 }
 
 export type MessageStatus = "streaming" | "done" | "failed" | "cancelled";
