@@ -2,7 +2,7 @@ import { ChevronLeft, ChevronRight } from "lucide-react";
 import { useEffect, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
 
-import { fetchChunks, type Chunk, type KnowledgeDocument } from "../../api/knowledge";
+import { fetchChunks, type KnowledgeDocument } from "../../api/knowledge";
 import { Modal } from "../../components/Modal";
 import { ErrorNotice, Loading } from "../../components/StatusViews";
 import { chunkPagesLabel } from "../../lib/pages";
