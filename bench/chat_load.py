@@ -6,6 +6,7 @@ OpenAI-compatible LLM served by a fast scripted server on loopback), then starts
 free port. Each chat asks its questions one after the other over ``ws/chat/<id>/``.
 
     .venv/bin/python bench/chat_load.py [--chats 50] [--questions 2]
+    .venv/bin/python bench/chat_load.py --chats 5 --questions 1   # a quick check that it runs
     .venv/bin/python bench/chat_load.py --url http://127.0.0.1:8000 --session <sessionid> --pipeline 3
 
 Ends with one JSON line: chats, completed, failed, lost, ttft_p50_ms, ttft_p95_ms, total_s. ``lost``
@@ -194,15 +195,20 @@ def main() -> None:
 
     data_dir = Path(tempfile.mkdtemp(prefix="trellis-chat-load-"))
     atexit.register(shutil.rmtree, data_dir, ignore_errors=True)  # its assembled models weigh ~60 MB
-    env = {**os.environ, "TRELLIS_DATA_DIR": str(data_dir), "DJANGO_SETTINGS_MODULE": "config.settings",
-           "SECRET_KEY": "chat-load-secret", "DEBUG": "0", "HF_HUB_OFFLINE": "1", "LOG_LEVEL": "WARNING",
-           "TRELLIS_CREDENTIALS_KEY": "YWJjZGVmZ2hpamtsbW5vcHFyc3R1dnd4eXoxMjM0NTY=",
-           # One user asks in every conversation at once: not the per-user cap this measures.
-           "TRELLIS_MAX_CONCURRENT_RUNS_PER_USER": "0", "TRELLIS_SESSION_API_RATE_LIMIT": "0",
-           "PYTHONPATH": f"{ROOT / 'backend'}:{ROOT}"}
-    os.environ.update(env)
     answer = ["A hybrid ", "retriever ", "fuses ", "BM25 ", "and ", "dense ", "search ", "[1]."]
     with ScriptedOpenAIServer(default_answer=answer, record=False) as llm:
+        llm_origin = llm.base_url.split("://", 1)[1].split("/", 1)[0]
+        env = {**os.environ, "TRELLIS_DATA_DIR": str(data_dir), "DJANGO_SETTINGS_MODULE": "config.settings",
+               "SECRET_KEY": "chat-load-secret", "DEBUG": "0", "HF_HUB_OFFLINE": "1", "LOG_LEVEL": "WARNING",
+               "TRELLIS_CREDENTIALS_KEY": "YWJjZGVmZ2hpamtsbW5vcHFyc3R1dnd4eXoxMjM0NTY=",
+               # One user asks in every conversation at once: not the per-user cap this measures.
+               "TRELLIS_MAX_CONCURRENT_RUNS_PER_USER": "0", "TRELLIS_SESSION_API_RATE_LIMIT": "0",
+               # The pipeline's user is no administrator, and the outbound policy keeps such users'
+               # pipelines off loopback: this server, and only it, allows the scripted LLM's one port,
+               # as an administrator would (the caller's own allow-list is kept beside it).
+               "TRELLIS_OUTBOUND_ALLOW": ",".join(filter(None, [os.environ.get("TRELLIS_OUTBOUND_ALLOW"), llm_origin])),
+               "PYTHONPATH": f"{ROOT / 'backend'}:{ROOT}"}
+        os.environ.update(env)
         session, pipeline, conversations = prepare(data_dir, llm.base_url, args.chats)
         port = free_port()
         server = subprocess.Popen([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),

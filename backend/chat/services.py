@@ -469,7 +469,7 @@ async def _answer(turn: Turn, log: RunLog, language: str | None) -> dict[str, An
                             "message_id": turn.answer.pk}
                 return {"type": "run.failed", "error": event["error"], "code": _failure_code(event),
                         "message_id": turn.answer.pk}
-        state = _snapshot(handle.state) if handle is not None else {}
+        state = handle.snapshot() if handle is not None else {}
         text = "".join(pieces)
         await database_sync_to_async(chat_turn_cancel)(turn=turn, text=text, state=state)
         return {"type": "run.cancelled", "message_id": turn.answer.pk, "answer": text, "trace": state.get("trace", {})}
@@ -478,7 +478,7 @@ async def _answer(turn: Turn, log: RunLog, language: str | None) -> dict[str, An
         if handle is not None:
             handle.cancel()
         await database_sync_to_async(chat_turn_cancel)(turn=turn, text="".join(pieces),
-                                                       state=_snapshot(handle.state) if handle else {})
+                                                       state=handle.snapshot() if handle else {})
         raise
     except Exception as exc:
         logger.exception("answering in conversation %s failed", turn.conversation_id)
@@ -499,8 +499,9 @@ async def _overdue(turn: Turn, handle: Any, pieces: list[str], language: str | N
     if handle is not None:
         handle.cancel()
     stop = limits.overdue_stop()
-    state: dict[str, Any] = _snapshot(handle.state) if handle is not None else {}
+    state: dict[str, Any] = handle.snapshot() if handle is not None else {}
     state.setdefault("trace", {})["stopped_by"] = stop.to_dict()
+    state["trace"].pop("cancelled", None)  # the deadline stopped it, not a person
     state["response"] = "".join(pieces)
     await database_sync_to_async(chat_turn_fail)(turn=turn, error=str(stop), state=state)
     return {"type": "run.failed", "error": limits.limit_message(stop, language), "code": stop.code,
@@ -511,16 +512,6 @@ def _turn_complete(turn: Turn, state: dict[str, Any]) -> dict[str, Any]:
     return answer_payload(chat_turn_complete(turn=turn, state=state))
 
 
-def _snapshot(state: dict[str, Any]) -> dict[str, Any]:
-    """The trace and the chunks sent of a run's state, copied (its thread may still be writing)."""
-    import copy
-
-    for _attempt in range(3):
-        try:
-            return copy.deepcopy({"trace": state["trace"], "chunks_sent": state.get("chunks_sent", [])})
-        except RuntimeError:  # changed while copied
-            continue
-    return {}
 
 
 def _failure_code(event: dict[str, Any]) -> str:

@@ -181,18 +181,23 @@ def _failure(final: dict[str, Any], trace_url: str, language: str | None) -> dic
 async def _stream(first: dict[str, Any], events: AsyncIterator[dict[str, Any]], asked: ChatRequest, trace_url: str,
                   language: str | None) -> AsyncIterator[bytes]:
     message_id = first["message_id"]
-    yield completions.chunk(message_id, asked.model, {"role": "assistant", "content": ""})
+    # Asked to include usage, every chunk carries "usage": null and a last one holds it, as OpenAI streams.
+    extra: dict[str, Any] = {"usage": None} if asked.include_usage else {}
+    yield completions.chunk(message_id, asked.model, {"role": "assistant", "content": ""}, **extra)
     event = first
     while event["type"] not in FINAL_EVENTS:
         event = await anext(events)
         if event["type"] == "generation.delta" and event["text"]:
-            yield completions.chunk(message_id, asked.model, {"content": event["text"]})
+            yield completions.chunk(message_id, asked.model, {"content": event["text"]}, **extra)
     if event["type"] == "answer.completed":
         if event.get("declined"):
             # The draft streamed is not supported by the documents; a stream cannot take it back,
             # so the reply that replaces it follows (the stored message holds the reply alone).
-            yield completions.chunk(message_id, asked.model, {"content": "\n\n" + event["answer"]})
-        yield completions.chunk(message_id, asked.model, {}, "stop", trellis=completions.extension(event, trace_url))
+            yield completions.chunk(message_id, asked.model, {"content": "\n\n" + event["answer"]}, **extra)
+        yield completions.chunk(message_id, asked.model, {}, "stop", trellis=completions.extension(event, trace_url),
+                                **extra)
+        if asked.include_usage:
+            yield completions.usage_chunk(message_id, asked.model, completions.usage(event.get("trace") or {}))
     else:
         yield completions.sse(_failure(event, trace_url, language))
     yield completions.DONE

@@ -37,6 +37,8 @@ class ChatRequest:
     question: str
     history: list[dict[str, str]]
     stream: bool
+    include_usage: bool = False
+    """``stream_options.include_usage``: a streamed answer ends with a chunk holding ``usage``."""
 
 
 def _text(content: Any, param: str) -> str:
@@ -72,6 +74,11 @@ def chat_request(body: Any) -> ChatRequest:
     stream = body.get("stream", False)
     if stream is not None and not isinstance(stream, bool):
         raise BadRequest(gettext_noop("'stream' must be true or false"), "stream")
+    stream_options = body.get("stream_options")
+    if stream_options is not None and (not isinstance(stream_options, dict)
+                                       or not isinstance(stream_options.get("include_usage", False), bool)):
+        raise BadRequest(gettext_noop("'stream_options' must be an object whose include_usage is true or false"),
+                         "stream_options")
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise BadRequest(gettext_noop("'messages' must be a non-empty list of messages"), "messages")
@@ -92,7 +99,8 @@ def chat_request(body: Any) -> ChatRequest:
     # conversation, so a long history must not become thousands of rows per request.
     history = _turns(read[:-1])[-2 * settings.TRELLIS_GATEWAY_HISTORY_TURNS:] \
         if settings.TRELLIS_GATEWAY_HISTORY_TURNS > 0 else []
-    return ChatRequest(model.strip(), question, history, bool(stream))
+    include_usage = bool(stream) and bool((stream_options or {}).get("include_usage", False))
+    return ChatRequest(model.strip(), question, history, bool(stream), include_usage)
 
 
 def _turns(messages: list[tuple[str, str]]) -> list[dict[str, str]]:
@@ -141,14 +149,32 @@ def search_question(trace: dict[str, Any]) -> str | None:
     return None
 
 
+def usage(trace: dict[str, Any]) -> dict[str, int] | None:
+    """OpenAI's ``usage`` of an answer: the tokens read and written summed over every LLM call
+    the run made — the answer's, and those of retrieval and checks (an agentic plan, an LLM
+    re-ranking, a follow-up rewritten), all of which the pipeline spent on this question. None
+    when a model server did not report its counts for some call: a guess is not a count."""
+    counted = trace.get("usage")
+    if not isinstance(counted, dict) or counted.get("responses_without_usage"):
+        return None
+    return {"prompt_tokens": counted["prompt_tokens"], "completion_tokens": counted["completion_tokens"],
+            "total_tokens": counted["total_tokens"]}
+
+
 def completion(final: dict[str, Any], model: str, trace_url: str) -> dict[str, Any]:
-    """A ``chat.completion`` of a finished answer (``answer.completed``). Usage is left out:
-    the engine does not count the tokens the model read and wrote, and a guess is not a count."""
+    """A ``chat.completion`` of a finished answer (``answer.completed``), with its ``usage``."""
     return {"id": completion_id(final["message_id"]), "object": "chat.completion", "created": int(time.time()),
             "model": model, "system_fingerprint": None,
             "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
                          "message": {"role": "assistant", "content": final["answer"], "refusal": None}}],
+            "usage": usage(final.get("trace") or {}),
             "trellis": extension(final, trace_url)}
+
+
+def usage_chunk(message_id: int, model: str, counted: dict[str, int] | None) -> bytes:
+    """The last chunk of a stream asked with ``include_usage``: no choices, the answer's usage."""
+    return sse({"id": completion_id(message_id), "object": "chat.completion.chunk", "created": int(time.time()),
+                "model": model, "system_fingerprint": None, "choices": [], "usage": counted})
 
 
 def chunk(message_id: int, model: str, delta: dict[str, Any], finish_reason: str | None = None,

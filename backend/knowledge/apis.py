@@ -339,7 +339,8 @@ class DocumentDeleteApi(APIView):
 
 
 class DocumentRetryApi(APIView):
-    """Queue a failed document for ingestion again; 409 for a document that has not failed."""
+    """Queue a failed document for ingestion again; 409 for a document that has not failed, or
+    that failed on its own content and whose file has not changed (``code: "unchanged"``)."""
 
     @extend_schema(
         operation_id="knowledge_bases_documents_retry",
@@ -354,7 +355,11 @@ class DocumentRetryApi(APIView):
             detail = translate(gettext_noop("only a failed or queued document can be retried; this one is {status}"),
                                {"status": str(Document.Status(document.status).label)}, request.LANGUAGE_CODE)
             return Response({"detail": detail, "code": "not_failed"}, status=status.HTTP_409_CONFLICT)
-        document = services.document_requeue(document=document)
+        try:
+            document = services.document_retry(document=document)
+        except services.RetryRefused as refused:
+            return Response({"detail": translate(refused.template, {}, request.LANGUAGE_CODE), "code": refused.code},
+                            status=status.HTTP_409_CONFLICT)
         return Response(_document_data(document, request), status=status.HTTP_202_ACCEPTED)
 
 

@@ -229,7 +229,9 @@ RUN_ELSEWHERE = {
     ".venv/bin/python bench/bm25.py": "a benchmark (~1 min); figures in bench/README.md",
     ".venv/bin/python bench/ingest.py": "a benchmark (~1 min); figures in bench/README.md",
     ".venv/bin/python bench/retrieval.py": "a benchmark (~3 min); figures in bench/README.md",
-    ".venv/bin/python bench/chat_load.py": "a benchmark; tests/integration/security/test_chat_load.py runs it",
+    ".venv/bin/python bench/chat_load.py": "a benchmark; tests/integration/security/test_chat_load.py runs it at "
+                                           "100 chats, without the tests' outbound allow-list; its quick check "
+                                           "(--chats 5) runs here",
     ".venv/bin/python manage.py models install cross-encoder/ms-marco-MiniLM-L-6-v2 --kind cross-encoder":
         "needs the Hugging Face Hub; tests/integration/models/test_models_command.py runs this command against a "
         "loopback hub (HF_ENDPOINT)",
@@ -264,6 +266,8 @@ EXPECTED_OUTPUT = {
     ".venv/bin/python manage.py models list":
         re.compile(r"^embedding\n  all-minilm-l6-v2-int8 .*Apache-2\.0.*AllMiniLML6V2OnnxEmbedding.*^llm\n  qwen2\.5-0\.5b-instruct",
                    re.DOTALL | re.MULTILINE),
+    # It starts its own server (and scripted LLM) on a data directory of its own.
+    ".venv/bin/python bench/chat_load.py --chats 5 --questions 1": "chat-load-json",
 }
 COMMAND_TIMEOUT_S = 900
 
@@ -299,6 +303,9 @@ def test_a_readme_command_runs_as_written_after_make_run(newcomer, command):
         assert document["chunks"], "the model was given no chunks"
         # Retrieve-then-expand is on: the passages are windows of neighbouring chunks.
         assert any("window" in chunk["metadata"] for chunk in document["chunks"]), document["chunks"]
+    elif expected == "chat-load-json":
+        figures = json.loads(finished.stdout.strip().splitlines()[-1])
+        assert (figures["completed"], figures["failed"], figures["lost"]) == (5, 0, 0), finished.stderr[-3000:]
     elif expected == "evaluation-json":
         document = json.loads(finished.stdout)
         assert document["queries"] == 50

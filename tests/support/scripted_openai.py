@@ -45,11 +45,17 @@ class ScriptedError:
 @dataclass(frozen=True)
 class ScriptedStream:
     """Answer with Server-Sent Events: one ``data: {chunk}`` per chunk, then ``data: [DONE]``
-    (left out when ``done`` is false, to imitate a stream that breaks off)."""
+    (left out when ``done`` is false, to imitate a stream that breaks off).
+
+    When the request asks ``stream_options: {"include_usage": true}``, a last chunk with no
+    choices reports ``usage``, as OpenAI, vLLM and llama.cpp do: ``"count"`` counts the words of
+    the request's messages as prompt tokens and the content chunks as completion tokens; a dict is
+    sent as given; None sends none (a server that does not count)."""
 
     chunks: list[dict[str, Any]]
     done: bool = True
     interval: float = 0.0
+    usage: Any = "count"
 
 
 @dataclass(frozen=True)
@@ -236,16 +242,16 @@ def _handler_for(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 body = raw
             headers = {name.lower(): value for name, value in self.headers.items()}
             request = RecordedRequest(_clean_path(self.path), body, headers)
-            self._send(server._record_and_choose(method, request))
+            self._send(server._record_and_choose(method, request), request)
 
-        def _send(self, response: Any) -> None:
+        def _send(self, response: Any, request: RecordedRequest) -> None:
             if isinstance(response, Delay):
                 if server._stopping.wait(response.seconds):
                     self.close_connection = True
                     return
-                self._send(response.response)
+                self._send(response.response, request)
             elif isinstance(response, ScriptedStream):
-                self._stream(response)
+                self._stream(response, request)
             elif isinstance(response, ScriptedError):
                 self._json(response.status, response.body if response.body is not None else {
                     "error": {"message": f"scripted HTTP {response.status}", "type": "scripted_error",
@@ -264,7 +270,13 @@ def _handler_for(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(payload)
 
-        def _stream(self, stream: ScriptedStream) -> None:
+        def _stream(self, stream: ScriptedStream, request: RecordedRequest) -> None:
+            chunks = list(stream.chunks)
+            options = request.body.get("stream_options") if isinstance(request.body, dict) else None
+            asked = isinstance(options, dict) and options.get("include_usage")
+            if asked and stream.usage is not None and stream.done and chunks:
+                chunks.append({**{key: chunks[0][key] for key in ("id", "object", "created", "model")},
+                               "choices": [], "usage": _stream_usage(stream, request.body)})
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.send_header("Cache-Control", "no-cache")
@@ -272,7 +284,7 @@ def _handler_for(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
             self.send_header("Connection", "close")
             self.end_headers()
             self.close_connection = True
-            for chunk in stream.chunks:
+            for chunk in chunks:
                 if stream.interval and server._stopping.wait(stream.interval):
                     return
                 self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
@@ -290,12 +302,25 @@ def _handler_for(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-def chat_response(content: str, *, model: str = MODEL_NAME) -> dict[str, Any]:
-    """A ``chat.completion`` whose message is ``content``."""
+def _stream_usage(stream: ScriptedStream, body: dict[str, Any]) -> dict[str, int]:
+    if isinstance(stream.usage, dict):
+        usage = dict(stream.usage)
+    else:
+        prompt = sum(len(str(message.get("content") or "").split()) for message in body.get("messages") or [])
+        written = sum(1 for chunk in stream.chunks for choice in chunk.get("choices") or []
+                      if (choice.get("delta") or {}).get("content"))
+        usage = {"prompt_tokens": prompt, "completion_tokens": written}
+    usage.setdefault("total_tokens", usage["prompt_tokens"] + usage["completion_tokens"])
+    return usage
+
+
+def chat_response(content: str, *, model: str = MODEL_NAME, usage: dict[str, int] | None = None) -> dict[str, Any]:
+    """A ``chat.completion`` whose message is ``content``; ``usage`` (default 1 read, 1 written)."""
+    counts = usage or {"prompt_tokens": 1, "completion_tokens": 1}
     return {
         "id": "chatcmpl-scripted", "object": "chat.completion", "created": 0, "model": model,
         "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
-        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        "usage": {**counts, "total_tokens": counts["prompt_tokens"] + counts["completion_tokens"]},
     }
 
 
@@ -314,12 +339,12 @@ def tool_call_response(name: str, arguments: Any, *, model: str = MODEL_NAME) ->
 
 
 def chat_stream(deltas: list[str], *, model: str = MODEL_NAME, done: bool = True,
-                interval: float = 0.0) -> ScriptedStream:
-    """A streamed answer made of ``deltas``."""
+                interval: float = 0.0, usage: Any = "count") -> ScriptedStream:
+    """A streamed answer made of ``deltas``; ``usage`` as ``ScriptedStream`` reports it."""
     chunks = [{"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": 0, "model": model,
                "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]}]
     chunks += [{"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": 0, "model": model,
                 "choices": [{"index": 0, "delta": {"content": delta}, "finish_reason": None}]} for delta in deltas]
     chunks.append({"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": 0, "model": model,
                    "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
-    return ScriptedStream(chunks, done=done, interval=interval)
+    return ScriptedStream(chunks, done=done, interval=interval, usage=usage)

@@ -3,10 +3,12 @@
 from .demo import knowledge_base_seed_demo
 from .documents import (
     Rejection,
+    RetryRefused,
     UploadOutcome,
     clean_file_name,
     document_delete,
     document_requeue,
+    document_retry,
     documents_requeue_interrupted,
     documents_upload,
 )
@@ -24,12 +26,14 @@ from .knowledge_bases import (
 __all__ = [
     "DEFAULT_CHUNKER",
     "Rejection",
+    "RetryRefused",
     "UploadOutcome",
     "bm25_warm",
     "clean_file_name",
     "document_delete",
     "document_ingest",
     "document_requeue",
+    "document_retry",
     "documents_requeue_interrupted",
     "documents_upload",
     "knowledge_base_create",

@@ -18,6 +18,7 @@ from django.db import transaction
 from django.db.models import F
 
 import jobs
+from rag.core import TrellisError
 from rag.core.i18n import gettext_noop
 from rag.documents.parsers.base import readable_size
 
@@ -158,6 +159,47 @@ def document_requeue(*, document: Document, priority: jobs.Priority = jobs.Prior
         jobs.enqueue_on_commit(INGEST_TASK, document_id=document.pk, attempt=document.attempt, priority=priority,
                                owner=document.owner_id)
     return document
+
+
+UNREADABLE_CONTENT = frozenset({
+    "damaged", "encrypted", "no_text", "binary", "encoding", "empty", "unsupported_type", "type_mismatch",
+    "dtd", "active_content",
+})
+"""Failure codes that come from the file's bytes alone: the same file fails the same way again.
+Other failures may pass on a retry: a crash, a parser timeout, a model not installed yet, a
+limit an admin has since raised."""
+
+FILE_UNCHANGED = gettext_noop(
+    "the file has not changed since it failed, so it would fail the same way: upload a corrected file")
+
+
+class RetryRefused(TrellisError):
+    """A retry that cannot succeed; ``template`` (translatable) and ``code`` say why."""
+
+    def __init__(self, template: str, code: str) -> None:
+        super().__init__(template)
+        self.template = template
+        self.code = code
+
+
+def _stored_sha256(document: Document) -> str | None:
+    try:
+        with open(settings.DATA_DIR / document.file, "rb") as stored:
+            return hashlib.file_digest(stored, "sha256").hexdigest()
+    except OSError:
+        return None
+
+
+def document_retry(*, document: Document) -> Document:
+    """Queue a failed (or stuck queued) document for ingestion again.
+
+    Raises ``RetryRefused`` (code ``unchanged``) when it failed on its own content (unreadable,
+    encrypted, without text…) and its stored file has the checksum it failed with: the same bytes
+    would fail identically, so the user is told to upload a corrected file instead."""
+    if document.status == Document.Status.FAILED and document.error_code in UNREADABLE_CONTENT \
+            and _stored_sha256(document) == document.sha256:
+        raise RetryRefused(FILE_UNCHANGED, "unchanged")
+    return document_requeue(document=document)
 
 
 def document_fail(*, document: Document, template: str, code: str, context: dict | None = None) -> None:

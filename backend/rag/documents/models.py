@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,7 +47,9 @@ class Chunk:
     text : str
         The chunk's text.
     metadata : dict
-        Page, heading, source URL, or for an expanded window the positions it covers.
+        Page, heading, source URL, or for an expanded window the positions it covers. A chunk
+        of a paged document has ``page`` (its first page) and ``pages`` (every page it covers,
+        sorted): ``page_span`` gives its first and last.
     """
 
     id: int
@@ -58,3 +61,15 @@ class Chunk:
 
 ChunksByDocument = dict[int, dict[int, Chunk]]
 """``{document_id: {position: Chunk}}``, what retrievers receive through ``inject_infra``."""
+
+
+def page_span(metadata: Mapping[str, Any]) -> tuple[int, int] | None:
+    """The first and last page a chunk covers (equal for one page), or None when unpaged.
+
+    Chunks stored before ``pages`` was recorded carry ``page`` alone: one page.
+    """
+    pages = metadata.get("pages")
+    if isinstance(pages, list | tuple) and pages:
+        return int(min(pages)), int(max(pages))
+    page = metadata.get("page")
+    return (int(page), int(page)) if isinstance(page, int) and not isinstance(page, bool) else None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
@@ -193,6 +193,19 @@ class LLM(ConfigObject[LLMParamsT]):
         recorder = current_recorder()
         if recorder is not None:
             recorder.count_llm_call()
+
+    @staticmethod
+    def _count_usage(usage: Any) -> None:
+        """Tell the run's recorder the tokens a response reports (an OpenAI ``usage`` object or
+        dict; None when it reports none). Call it from the run's thread: the recorder is found
+        through the context."""
+        recorder = current_recorder()
+        if recorder is None:
+            return
+        if usage is not None and not isinstance(usage, Mapping):
+            usage = {"prompt_tokens": getattr(usage, "prompt_tokens", None),
+                     "completion_tokens": getattr(usage, "completion_tokens", None)}
+        recorder.count_usage(usage)
 
     def _generate(self, messages: list[Message], max_tokens: int) -> str:
         raise NotImplementedError

@@ -129,6 +129,7 @@ class OpenAICompatibleLLM(LLM["OpenAICompatibleLLM.Params"]):
 
     def _generate(self, messages: list[Message], max_tokens: int) -> str:
         response = self._create(messages, max_tokens=max_tokens)
+        self._count_usage(getattr(response, "usage", None))
         choices = getattr(response, "choices", None)
         if not choices or getattr(choices[0], "message", None) is None:
             # A server answering with something that is not a chat completion (an event stream,
@@ -138,14 +139,19 @@ class OpenAICompatibleLLM(LLM["OpenAICompatibleLLM.Params"]):
         return choices[0].message.content or ""
 
     def _stream(self, messages: list[Message], max_tokens: int) -> Iterator[str]:
-        response = self._create(messages, stream=True, max_tokens=max_tokens)
+        # include_usage: the last chunk reports the tokens read and written, as OpenAI, vLLM,
+        # llama.cpp and Ollama do when asked; servers that do not know it leave it out.
+        response = self._create(messages, stream=True, max_tokens=max_tokens, stream_options={"include_usage": True})
+        usage = None
         try:
             with self._errors():
                 for chunk in response:
+                    usage = getattr(chunk, "usage", None) or usage
                     if chunk.choices and chunk.choices[0].delta and chunk.choices[0].delta.content:
                         yield chunk.choices[0].delta.content
         finally:
             response.close()
+            self._count_usage(usage)
 
     def _function_call_text(self, messages: list[Message], schema: dict[str, Any], name: str,
                             description: str) -> str | dict[str, Any]:
@@ -159,6 +165,7 @@ class OpenAICompatibleLLM(LLM["OpenAICompatibleLLM.Params"]):
                     raise
                 self._tools_unsupported = True
             else:
+                self._count_usage(getattr(response, "usage", None))
                 message = response.choices[0].message
                 calls = [call for call in (message.tool_calls or []) if call.function.name == name]
                 if calls:
@@ -169,4 +176,5 @@ class OpenAICompatibleLLM(LLM["OpenAICompatibleLLM.Params"]):
                 if message.content and message.content.strip().startswith(("{", "```")):
                     return message.content
         response = self._create([json_only_instruction(schema, name, description), *messages])
+        self._count_usage(getattr(response, "usage", None))
         return response.choices[0].message.content or ""

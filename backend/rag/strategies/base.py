@@ -9,6 +9,7 @@ state; ``astream`` is the async iterator a websocket consumer reads.
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 import queue
 import threading
@@ -62,8 +63,11 @@ class RunContext:
         self._on_event = on_event
         self.cancelled = threading.Event()
         self.started = time.perf_counter()
+        self._open_steps: list[tuple[dict[str, Any], float, int]] = []
+        self._nodes: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
         self.recorder = TraceRecorder(
-            on_node=lambda node: self.emit({"type": "retrieval.node", "node": node.to_dict()}),
+            on_node=self._node_completed,
             on_round=lambda node, summary: self.emit({"type": "retrieval.round", "node_id": node.id,
                                                       "class": node.component, "round": summary}),
             limits=limits or default_run_limits(),
@@ -85,6 +89,12 @@ class RunContext:
                       "llm_calls": 0, "elapsed_ms": 0.0},
         }
 
+    def _node_completed(self, node: Any) -> None:
+        data = node.to_dict()
+        with self._lock:
+            self._nodes.append(data)
+        self.emit({"type": "retrieval.node", "node": data})
+
     def emit(self, event: Event | _End) -> None:
         if self._on_event is not None:
             self._on_event(event)
@@ -102,18 +112,71 @@ class RunContext:
         self.check()
         entry: dict[str, Any] = {"step": name, **details}
         started = time.perf_counter()
+        with self._lock:
+            opened = (entry, started, len(self._nodes))
+            self._open_steps.append(opened)
         try:
             yield entry
+        except Cancelled:
+            entry["interrupted"] = True
+            raise
         finally:
             entry["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)
-            self.state["trace"]["steps"].append(entry)
+            with self._lock:
+                self._open_steps.remove(opened)
+                self.state["trace"]["steps"].append(entry)
 
     def finish(self) -> None:
         trace = self.state["trace"]
         trace["llm_calls"] = self.recorder.llm_calls
+        trace["usage"] = self.recorder.usage()
         if self.recorder.stopped is not None:
             trace["stopped_by"] = self.recorder.stopped.to_dict()
+        if self.cancelled.is_set():
+            trace["cancelled"] = True
         trace["elapsed_ms"] = round((time.perf_counter() - self.started) * 1000, 3)
+
+    def snapshot(self) -> dict[str, Any]:
+        """The trace and the chunks sent so far, copied while the run's thread may still be in a
+        step (a stopped run whose model has not answered yet): the elapsed time and LLM calls up
+        to now, and each step still open, marked ``interrupted``, with the time it has taken and,
+        when it has no node yet, the retriever nodes completed inside it (``nodes``)."""
+        for _attempt in range(3):
+            try:
+                trace, chunks_sent, now = self._copy_so_far()
+                break
+            except RuntimeError:  # a step's entry changed while copied: copy again
+                continue
+        else:
+            return {"trace": {}, "chunks_sent": []}
+        trace["llm_calls"] = self.recorder.llm_calls
+        trace["usage"] = self.recorder.usage()
+        trace["elapsed_ms"] = round((now - self.started) * 1000, 3)
+        if self.cancelled.is_set():
+            trace["cancelled"] = True
+        return {"trace": trace, "chunks_sent": chunks_sent}
+
+
+    def _copy_so_far(self) -> tuple[dict[str, Any], list[Any], float]:
+        with self._lock:
+            trace = copy.deepcopy(self.state["trace"])
+            chunks_sent = copy.deepcopy(self.state.get("chunks_sent", []))
+            now = time.perf_counter()
+            for entry, started, first_node in self._open_steps:
+                partial = {**copy.deepcopy(entry), "interrupted": True,
+                           "elapsed_ms": round((now - started) * 1000, 3)}
+                nodes = self._nodes[first_node:]
+                if "node" not in partial and nodes:
+                    inside = {child for node in nodes for child in _descendants(node)}
+                    partial["nodes"] = copy.deepcopy([node for node in nodes if node.get("id") not in inside])
+                trace["steps"].append(partial)
+        return trace, chunks_sent, now
+
+
+def _descendants(node: Mapping[str, Any]) -> Iterator[str]:
+    for child in node.get("children") or []:
+        yield child.get("id")
+        yield from _descendants(child)
 
 
 class RunHandle:
@@ -133,6 +196,10 @@ class RunHandle:
     @property
     def state(self) -> dict[str, Any]:
         return self._run.state
+
+    def snapshot(self) -> dict[str, Any]:
+        """The trace (``trace``) and chunks sent (``chunks_sent``) so far: ``RunContext.snapshot``."""
+        return self._run.snapshot()
 
 
 class Strategy(ConfigObject[ParamsT]):

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from rag.core import ComponentRef, ConfigObject, Params, component_param, ml, param, ref, register
-from rag.documents.models import SourceDocument
+from rag.documents.models import SourceDocument, page_span
 from rag.llms import (
     ANSWER_MODEL,
     LLM,
@@ -324,16 +324,19 @@ class ResponseSynthesizer(ConfigObject["ResponseSynthesizer.Params"]):
 
     def passage_refs(self, prepared: Prepared, documents: Mapping[int, SourceDocument] | None = None,
                      numbers: Sequence[int] | None = None) -> list[dict[str, Any]]:
-        """The passages sent (or those ``numbers`` name, from 1), as a citation shows them."""
+        """The passages sent (or those ``numbers`` name, from 1), as a citation shows them:
+        ``page`` and ``last_page`` are the first and last page the chunk covers (equal for one
+        page, None for an unpaged document)."""
         documents = documents or {}
         refs = []
         for n in numbers if numbers is not None else range(1, len(prepared.sent) + 1):
             chunk = prepared.sent[n - 1].chunk
             document = documents.get(chunk.document_id)
+            first, last = page_span(chunk.metadata) or (None, None)
             refs.append({
                 "n": n, "chunk_id": chunk.id, "document_id": chunk.document_id,
                 "document_name": getattr(document, "name", None) or chunk.metadata.get("title"),
-                "position": chunk.position, "page": chunk.metadata.get("page"),
+                "position": chunk.position, "page": first, "last_page": last,
                 "url": chunk.metadata.get("url"), "preview": chunk.text[:300],
             })
         return refs

@@ -6,7 +6,7 @@ import contextvars
 import itertools
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -81,6 +81,9 @@ class TraceRecorder:
         self._counter = itertools.count(1)
         self._lock = threading.Lock()
         self.llm_calls = 0
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self.responses_without_usage = 0
         self.limits = limits or RunLimits()
         self.started = time.monotonic()
         self.stopped: RunLimitExceeded | None = None
@@ -99,6 +102,26 @@ class TraceRecorder:
                 self.stopped = budget_spent(budget)
                 raise self.stopped.again()
             self.llm_calls += 1
+
+    def count_usage(self, usage: Mapping[str, Any] | None) -> None:
+        """Add the tokens one LLM response says it read (``prompt_tokens``) and wrote
+        (``completion_tokens``); None (a server that does not count, a stream cut short) is
+        remembered, so the total is not passed off as complete."""
+        with self._lock:
+            prompt = usage.get("prompt_tokens") if usage else None
+            completion = usage.get("completion_tokens") if usage else None
+            if not isinstance(prompt, int) or not isinstance(completion, int):
+                self.responses_without_usage += 1
+                return
+            self.prompt_tokens += prompt
+            self.completion_tokens += completion
+
+    def usage(self) -> dict[str, int]:
+        """The run's tokens so far, over every LLM response: what the trace's ``usage`` holds."""
+        with self._lock:
+            return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+                    "total_tokens": self.prompt_tokens + self.completion_tokens,
+                    "responses_without_usage": self.responses_without_usage}
 
     def check_limits(self) -> None:
         """Raise ``RunLimitExceeded`` when the run has reached a limit (between steps and tokens)."""

@@ -20,7 +20,9 @@ export interface Citation {
   document_id: number;
   document_name: string | null;
   position: number;
+  /** The first and last page the chunk covers (equal for one page); null for a document without pages. */
   page: number | null;
+  last_page?: number | null;
   url: string | null;
   preview: string;
   /** False when the passage does not hold the sentence that cites it (the answer check). */
@@ -121,6 +123,8 @@ export interface TraceNode {
 export interface TraceStep {
   step: string;
   elapsed_ms?: number;
+  /** Still running when the answer was stopped; `elapsed_ms` runs until then. */
+  interrupted?: boolean;
   [key: string]: unknown;
 }
 
@@ -131,6 +135,10 @@ export interface StrategyTrace {
   llm_calls: number;
   elapsed_ms: number;
   error?: string;
+  /** The answer was stopped: the trace holds what ran until then. */
+  cancelled?: boolean;
+  /** Tokens read and written over every LLM call of the run, as the model servers reported them. */
+  usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number; responses_without_usage: number };
 }
 
 export type MessageStatus = "streaming" | "done" | "failed" | "cancelled";

@@ -94,6 +94,40 @@ async def test_cancel_stops_generation_and_keeps_what_was_written(
     await communicator.disconnect()
 
 
+async def test_a_run_stopped_while_the_model_reads_keeps_the_retrieval_and_the_time_and_calls_so_far(
+    owner, browser, knowledge_base, conversation, scripted_openai, monkeypatch
+):
+    from chat import services
+    from tests.support.scripted_openai import Delay
+
+    # The model takes longer to answer than a stopped run is waited for: the chat stores the
+    # trace while the generate step is still waiting on it.
+    monkeypatch.setattr(services, "CANCEL_GRACE_S", 0.5)
+    pipeline = await sync_to_async(naive_pipeline)(owner, knowledge_base, scripted_openai)
+    scripted_openai.enqueue(CHAT, Delay(20, chat_stream(["Too late."])))
+    communicator = socket(browser, conversation.pk)
+    await communicator.connect()
+    await communicator.send_json_to({"type": "ask", "question": "hybrid", "pipeline_id": pipeline.pk})
+    while (await communicator.receive_json_from(timeout=30))["type"] != "generation.started":
+        pass  # retrieval has reported; the model has the prompt
+    await asyncio.sleep(0.2)
+    await communicator.send_json_to({"type": "cancel"})
+    events = await receive_until_final(communicator)
+    stopped = events[-1]
+    assert stopped["type"] == "run.cancelled" and stopped["answer"] == ""
+    trace = stopped["trace"]
+    assert trace["cancelled"] is True
+    assert [step["step"] for step in trace["steps"]] == ["retrieve", "generate"]
+    assert trace["steps"][0]["node"]["class"] == "BM25Retriever" and trace["steps"][0]["node"]["results"]
+    assert trace["steps"][1]["interrupted"] is True and trace["steps"][1]["elapsed_ms"] >= 200
+    assert trace["llm_calls"] == 1, "the answer's call was made"
+    assert trace["elapsed_ms"] >= trace["steps"][1]["elapsed_ms"]
+    messages = (await sync_to_async(browser.get)(reverse("conversation-messages", args=[conversation.pk]))).json()
+    assert messages[1]["status"] == "cancelled" and messages[1]["trace"] == trace
+    assert messages[1]["chunks"] and messages[1]["chunks"][0]["n"] == 1
+    await communicator.disconnect()
+
+
 async def test_an_llm_error_mid_stream_fails_the_run_and_the_message(
     owner, browser, knowledge_base, conversation, scripted_openai
 ):

@@ -39,7 +39,11 @@ def test_the_openai_client_lists_pipelines_as_models_and_gets_an_answer_with_cit
         {"role": "system", "content": "Be brief."}, {"role": "user", "content": "What is a hybrid retriever?"}])
 
     assert completion.choices[0].message.content == "A hybrid retriever fuses BM25 and dense search [1]."
-    assert completion.choices[0].finish_reason == "stop" and completion.usage is None
+    assert completion.choices[0].finish_reason == "stop"
+    # The scripted server counts the words of the prompt it was sent and the pieces it wrote.
+    prompt_words = sum(len(message["content"].split()) for message in scripted_openai.requests_to(CHAT)[0].body["messages"])
+    assert (completion.usage.prompt_tokens, completion.usage.completion_tokens, completion.usage.total_tokens) == (
+        prompt_words, 2, prompt_words + 2)
     trellis = completion.model_extra["trellis"]
     assert trellis["citations"][0]["n"] == 1 and "hybrid retriever" in trellis["citations"][0]["preview"]
     conversation = Conversation.objects.get(owner=owner)
@@ -82,6 +86,51 @@ def test_a_streamed_follow_up_is_searched_on_its_own_and_the_earlier_turns_are_i
     stored = conversation.messages.last().trace.trace
     searched = next(step for step in stored["steps"] if step["step"] == "search_question")
     assert searched["search_question"] == "Which fusion does A hybrid retriever use?"
+
+
+def test_usage_sums_every_llm_call_of_the_answer_whole_and_streamed_when_the_client_asks(
+    owner, knowledge_base, scripted_openai, server_url, token
+):
+    naive_pipeline(owner, knowledge_base, scripted_openai)
+    api = client(server_url, token)
+    first_turn = [{"role": "user", "content": "What does a hybrid retriever fuse?"},
+                  {"role": "assistant", "content": "Two rankings [1]."}]
+    # A follow-up: the search question is rewritten by one call, then the answer is a second.
+    scripted_openai.enqueue(CHAT, chat_response("A hybrid retriever", usage={"prompt_tokens": 40, "completion_tokens": 4}))
+    scripted_openai.enqueue(CHAT, chat_stream(["It uses reciprocal ", "rank fusion [1]."],
+                                              usage={"prompt_tokens": 300, "completion_tokens": 7}))
+    whole = api.chat.completions.create(model="keyword", messages=[
+        *first_turn, {"role": "user", "content": "Which fusion does it use?"}])
+    assert (whole.usage.prompt_tokens, whole.usage.completion_tokens, whole.usage.total_tokens) == (340, 11, 351)
+    assert scripted_openai.requests_to(CHAT)[-1].body["stream_options"] == {"include_usage": True}
+
+    scripted_openai.enqueue(CHAT, chat_response("A hybrid retriever", usage={"prompt_tokens": 41, "completion_tokens": 4}))
+    scripted_openai.enqueue(CHAT, chat_stream(["It uses RRF [1]."], usage={"prompt_tokens": 280, "completion_tokens": 5}))
+    chunks = list(api.chat.completions.create(model="keyword", stream=True, stream_options={"include_usage": True},
+                                              messages=[*first_turn, {"role": "user", "content": "Which fusion again?"}]))
+    last = chunks[-1]
+    assert last.choices == [] and (last.usage.prompt_tokens, last.usage.completion_tokens, last.usage.total_tokens) == (
+        321, 9, 330)
+    assert all(chunk.usage is None for chunk in chunks[:-1])
+    assert chunks[-2].choices[0].finish_reason == "stop" and "trellis" in chunks[-2].model_extra
+
+    # Not asked: the stream ends with the finishing chunk, as OpenAI's does.
+    scripted_openai.enqueue(CHAT, chat_stream(["Fusion [1]."]))
+    plain = list(api.chat.completions.create(model="keyword", stream=True, messages=[
+        {"role": "user", "content": "What does the hybrid retriever fuse?"}]))
+    assert plain[-1].choices[0].finish_reason == "stop" and plain[-1].usage is None
+
+
+def test_usage_is_null_when_the_model_server_does_not_count_its_tokens(
+    owner, knowledge_base, scripted_openai, server_url, token
+):
+    naive_pipeline(owner, knowledge_base, scripted_openai)
+    scripted_openai.enqueue(CHAT, chat_stream(["A hybrid retriever fuses two rankings [1]."], usage=None))
+    completion = client(server_url, token).chat.completions.create(model="keyword", messages=[
+        {"role": "user", "content": "What does a hybrid retriever fuse?"}])
+    assert completion.choices[0].message.content and completion.usage is None
+    stored = Message.objects.get(role="assistant").trace.trace
+    assert stored["usage"]["responses_without_usage"] == 1, "the trace says why: a guess is not a count"
 
 
 def test_an_answer_the_documents_do_not_hold_says_so_after_the_streamed_draft(

@@ -15,7 +15,7 @@ from jobs import registry
 from knowledge import services
 from knowledge.models import Chunk, Document, KnowledgeBase, VectorIndex
 from knowledge.runtime import chroma_store, embedding_model, knowledge_base_stores
-from knowledge.services.documents import INGEST_TASK, upload_dir
+from knowledge.services.documents import INGEST_TASK, document_fail, upload_dir
 from rag.retrievers.sparse import BagOfWordsConverter
 from rag.stores import KnowledgeBaseStores
 
@@ -190,19 +190,57 @@ def test_a_duplicate_upload_is_409_naming_the_existing_document_until_forced(api
 
 def test_retry_requeues_only_a_failed_document(api, create_knowledge_base):
     knowledge_base = create_knowledge_base()
-    upload(api, knowledge_base["id"], text_file("good.txt"), SimpleUploadedFile("empty.txt", b""))
+    upload(api, knowledge_base["id"], text_file("good.txt"), text_file("crashed.txt", topic="Leeks"))
     wait_for_jobs()
     documents = documents_by_name(api, knowledge_base["id"])
     refused = api.post(reverse("document-retry", args=[knowledge_base["id"], documents["good.txt"]["id"]]),
                        HTTP_ACCEPT_LANGUAGE="es")
     assert refused.status_code == 409
     assert refused.json()["code"] == "not_failed" and refused.json()["detail"]
-    retried = api.post(reverse("document-retry", args=[knowledge_base["id"], documents["empty.txt"]["id"]]))
+
+    # A failure that may pass on a second try (the server crashed on it) is tried again, and the
+    # same file then becomes ready.
+    crashed = Document.objects.get(pk=documents["crashed.txt"]["id"])
+    document_fail(document=crashed, template=jobs.ABORTED, code="aborted", context={"error": "SystemExit"})
+    retried = api.post(reverse("document-retry", args=[knowledge_base["id"], crashed.pk]))
     assert retried.status_code == 202
     assert retried.json()["status"] == "queued" and retried.json()["error"] is None
     wait_for_jobs()
-    document = Document.objects.get(pk=documents["empty.txt"]["id"])
-    assert (document.status, document.error_code, document.attempt) == ("failed", "empty", 1)
+    crashed.refresh_from_db()
+    assert (crashed.status, crashed.attempt) == ("ready", 1)
+
+
+def test_retrying_an_unreadable_file_that_has_not_changed_says_so_instead_of_failing_again(api, create_knowledge_base):
+    knowledge_base = create_knowledge_base()
+    corrupt = SimpleUploadedFile("report.pdf", b"%PDF-1.7\n" + bytes(range(256)) * 8, content_type="application/pdf")
+    upload(api, knowledge_base["id"], corrupt, SimpleUploadedFile("empty.txt", b""))
+    wait_for_jobs()
+    documents = documents_by_name(api, knowledge_base["id"])
+    document = Document.objects.get(pk=documents["report.pdf"]["id"])
+    assert (document.status, document.error_code) == ("failed", "damaged")
+
+    for name, language, expected in (
+        ("report.pdf", "en", "the file has not changed since it failed, so it would fail the same way: "
+                             "upload a corrected file"),
+        ("empty.txt", "es", "el archivo no ha cambiado desde que falló, así que fallaría de la misma manera: "
+                            "suba un archivo corregido"),
+        ("report.pdf", "zh-Hant", "檔案自失敗後沒有變更，重試也會以同樣的方式失敗：請上傳修正後的檔案"),
+    ):
+        refused = api.post(reverse("document-retry", args=[knowledge_base["id"], documents[name]["id"]]),
+                           HTTP_ACCEPT_LANGUAGE=language)
+        assert refused.status_code == 409, refused.content
+        assert refused.json() == {"detail": expected, "code": "unchanged"}
+    wait_for_jobs()
+    document.refresh_from_db()
+    assert (document.status, document.error_code, document.attempt) == ("failed", "damaged", 0), "not run again"
+
+    # The stored file replaced by a readable one (its checksum differs): the retry runs.
+    (settings.DATA_DIR / document.file).write_bytes(text_file("report.txt").read())
+    retried = api.post(reverse("document-retry", args=[knowledge_base["id"], document.pk]))
+    assert retried.status_code == 202, retried.content
+    wait_for_jobs()
+    document.refresh_from_db()
+    assert document.attempt == 1 and document.error_code != "unchanged"
 
 
 def test_reindex_and_a_new_chunker_rechunk_every_document(api, create_knowledge_base):

@@ -205,7 +205,7 @@ def test_the_openapi_schema_documents_every_operation_with_the_multipart_upload(
         "knowledge_bases_partial_update", "knowledge_bases_destroy", "knowledge_bases_reindex",
         "knowledge_bases_indexes_list", "knowledge_bases_documents_list", "knowledge_bases_documents_upload",
         "knowledge_bases_documents_retrieve", "knowledge_bases_documents_destroy", "knowledge_bases_documents_retry",
-        "knowledge_bases_documents_chunks_list",
+        "knowledge_bases_documents_chunks_list", "knowledge_bases_playground",
     }
     upload = operations["knowledge_bases_documents_upload"]
     body = upload["requestBody"]["content"]["multipart/form-data"]["schema"]["$ref"].rsplit("/", 1)[-1]

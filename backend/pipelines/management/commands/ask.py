@@ -55,7 +55,8 @@ class Command(BaseCommand):
             return
         self.stdout.write("\n")
         for citation in state["citations"]:
-            where = f", p. {citation['page']}" if citation.get("page") else ""
+            first, last = citation.get("page"), citation.get("last_page")
+            where = (f", pp. {first}–{last}" if last and last != first else f", p. {first}") if first else ""
             self.stdout.write(f"[{citation['n']}] {citation.get('document_name') or citation.get('url')}{where}")
         self.stdout.write("\nTrace:")
         self._print_trace(state["trace"])

@@ -242,6 +242,38 @@ describe("LiveTraceView", () => {
   });
 });
 
+describe("TraceView, of a stopped answer", () => {
+  it("shows what ran before the stop: the retrieval, the time and calls so far, and the step it stopped in", () => {
+    const { message } = plain as unknown as Fixture;
+    const full = message.trace as StrategyTrace;
+    const retrieve = full.steps.find((step) => step.step === "retrieve")!;
+    const trace: StrategyTrace = {
+      ...full, cancelled: true, llm_calls: 1, elapsed_ms: 4300,
+      steps: [retrieve, { step: "generate", elapsed_ms: 4100, interrupted: true }],
+    };
+    render(<TraceView trace={trace} facts={chunkFacts(trace, message.chunks, [])} />);
+    const summary = screen.getByText("1 LLM call").closest("header")!;
+    expect(within(summary).getByText("Stopped")).toBeInTheDocument();
+    expect(screen.getByRole("region", { name: "EnsembleRetriever (n1)" })).toBeInTheDocument();
+    expect(within(screen.getByRole("region", { name: "Answer" })).getByText("Stopped here")).toBeInTheDocument();
+  });
+
+  it("shows the retrievers that had finished in a retrieval the stop interrupted", () => {
+    const { message } = plain as unknown as Fixture;
+    const full = message.trace as StrategyTrace;
+    const retrieve = full.steps.find((step) => step.step === "retrieve")!;
+    const fusion = retrieve.node as { children: unknown[] };
+    const trace: StrategyTrace = {
+      ...full, cancelled: true, llm_calls: 0, elapsed_ms: 900,
+      steps: [{ step: "retrieve", query: retrieve.query, elapsed_ms: 850, interrupted: true, nodes: fusion.children }],
+    };
+    render(<TraceView trace={trace} facts={chunkFacts(trace, [], [])} />);
+    expect(screen.getAllByRole("region", { name: /BM25Retriever|DenseEmbeddingRetriever/ }).length).toBeGreaterThan(0);
+    expect(screen.queryByText("This retrieval left no trace.")).not.toBeInTheDocument();
+    expect(screen.getByText("Stopped here")).toBeInTheDocument();
+  });
+});
+
 describe("TraceView, with hostile data in the trace", () => {
   it("links web search results only to http(s) pages and shows any other address as text", () => {
     const trace = {

@@ -16,6 +16,10 @@ function isNode(value: unknown): value is TraceNode {
   return typeof value === "object" && value !== null && "id" in value && Array.isArray((value as TraceNode).results);
 }
 
+function nodes(value: unknown): TraceNode[] {
+  return Array.isArray(value) ? value.filter(isNode) : [];
+}
+
 function ids(value: unknown): number[] {
   return Array.isArray(value) ? value.filter((item): item is number => typeof item === "number") : [];
 }
@@ -37,6 +41,11 @@ export function TraceView({ trace, facts }: { trace: StrategyTrace; facts: Chunk
           {formatDuration(t, i18n.resolvedLanguage ?? "en", trace.elapsed_ms)}
         </span>
         <span className="chip">{t("trace.llmCalls", { count: trace.llm_calls })}</span>
+        {trace.cancelled && (
+          <span className="chip chip--warning" title={t("trace.stoppedRunHint")}>
+            {t("trace.stoppedRun")}
+          </span>
+        )}
       </header>
       {trace.error && (
         <p className="trace-error" role="note">
@@ -91,6 +100,11 @@ function StepView({ step, facts }: { step: TraceStep; facts: ChunkFacts }) {
           <Timer aria-hidden="true" size={13} />
           {formatDuration(t, i18n.resolvedLanguage ?? "en", step.elapsed_ms)}
         </span>
+        {step.interrupted && (
+          <span className="chip chip--warning" title={t("trace.interruptedHint")}>
+            {t("trace.interrupted")}
+          </span>
+        )}
       </header>
       <StepBody kind={kind} step={step} facts={facts} />
     </section>
@@ -113,7 +127,14 @@ function StepBody({ kind, step, facts }: { kind: string; step: TraceStep; facts:
       return (
         <>
           {text(step.query) && <Line label={t("trace.query")}>{String(step.query)}</Line>}
-          {isNode(step.node) ? <NodeView node={step.node} facts={facts} /> : <p className="muted">{t("trace.noNode")}</p>}
+          {isNode(step.node) ? (
+            <NodeView node={step.node} facts={facts} />
+          ) : nodes(step.nodes).length ? (
+            // Stopped mid-retrieval: the retrievers that had finished.
+            nodes(step.nodes).map((node) => <NodeView key={node.id} node={node} facts={facts} />)
+          ) : (
+            <p className="muted">{t("trace.noNode")}</p>
+          )}
         </>
       );
     case "transform_query":

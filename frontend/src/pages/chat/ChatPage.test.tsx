@@ -276,6 +276,17 @@ describe("ChatPage", () => {
       .toHaveClass("citation--unsupported");
   });
 
+  it("cites a passage that runs across a page break by its first and last page", async () => {
+    const citation = { n: 1, chunk_id: 31, document_id: 4, document_name: "bridge.pdf", position: 0, page: 1, last_page: 2,
+      url: null, preview: "The Kestrel Bridge was designed by Ada Brandt.", supported: true };
+    const answer: ChatMessage = { ...fixture.message, id: 2, text: "Ada Brandt designed it [1].", citations: [citation],
+      declined: null, unsupported: [], chunks: [] };
+    setup({ stored: () => [QUESTION, answer] });
+    renderWithProviders(<ChatPage id={7} />);
+    fireEvent.click(await screen.findByRole("button", { name: "Open source 1 (bridge.pdf)" }));
+    expect(within(screen.getByRole("dialog")).getByText("Pages 1–2")).toBeInTheDocument();
+  });
+
   it("stops a long answer and shows what was kept", async () => {
     let stopped = false;
     const cancelled: ChatMessage = { ...fixture.message, text: "The LLM plans", status: "cancelled", citations: [], trace: {}, chunks: [] };

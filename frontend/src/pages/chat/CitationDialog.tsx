@@ -4,6 +4,7 @@ import { useTranslation } from "react-i18next";
 import type { ChatMessage, Citation } from "../../api/chat";
 import { Modal } from "../../components/Modal";
 import { safeHref } from "../../lib/links";
+import { pageRangeLabel } from "../../lib/pages";
 import { Link } from "../../router/Router";
 
 /** The chunk an answer cites: its document, page and whole text, and where to read it in context. */
@@ -13,10 +14,11 @@ export function CitationDialog({ citation, message, knowledgeBaseId, onClose }: 
   knowledgeBaseId: number | null;
   onClose: () => void;
 }) {
-  const { t } = useTranslation();
+  const { t, i18n } = useTranslation();
   const sent = message?.chunks.find((chunk) => chunk.chunk_id === citation.chunk_id);
   const window = sent?.metadata.window;
   const source = safeHref(citation.url);
+  const pages = pageRangeLabel(citation.page, citation.last_page, i18n.resolvedLanguage);
   const browser = knowledgeBaseId !== null
     ? `/knowledge-bases/${knowledgeBaseId}?document=${citation.document_id}&position=${citation.position}`
     : null;
@@ -28,7 +30,7 @@ export function CitationDialog({ citation, message, knowledgeBaseId, onClose }: 
           <strong>{citation.document_name ?? t("citation.document", { id: citation.document_id })}</strong>
         </p>
         <div className="card__meta">
-          {citation.page !== null && citation.page !== undefined && <span className="chip">{t("chunks.page", { page: citation.page })}</span>}
+          {pages && <span className="chip">{pages}</span>}
           <span className="chip chip--accent">{t("chunks.position", { position: citation.position })}</span>
           {window && <span className="chip chip--info">{t("trace.window", { first: window[0], last: window[1] })}</span>}
         </div>

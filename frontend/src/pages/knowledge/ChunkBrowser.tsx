@@ -2,19 +2,13 @@ import { ChevronLeft, ChevronRight } from "lucide-react";
 import { useEffect, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
 
-import { fetchChunks, type Chunk, type KnowledgeDocument } from "../../api/knowledge";
+import { fetchChunks, type KnowledgeDocument } from "../../api/knowledge";
 import { Modal } from "../../components/Modal";
 import { ErrorNotice, Loading } from "../../components/StatusViews";
+import { chunkPagesLabel } from "../../lib/pages";
 import { useLoad } from "../../lib/useLoad";
 
 const PAGE_SIZE = 20;
-
-function pageLabel(t: (key: string, options?: Record<string, unknown>) => string, chunk: Chunk): string | null {
-  const { page, pages } = chunk.metadata;
-  if (Array.isArray(pages) && pages.length > 1) return t("chunks.pages", { from: pages[0], to: pages[pages.length - 1] });
-  const single = page ?? (Array.isArray(pages) ? pages[0] : undefined);
-  return single !== undefined ? t("chunks.page", { page: single }) : null;
-}
 
 /**
  * A document's chunks in order, a page at a time: position, page, heading and text. `position`
@@ -26,7 +20,7 @@ export function ChunkBrowser({ knowledgeBaseId, document, position, onClose }: {
   position?: number;
   onClose: () => void;
 }) {
-  const { t } = useTranslation();
+  const { t, i18n } = useTranslation();
   const [offset, setOffset] = useState(position !== undefined ? Math.floor(position / PAGE_SIZE) * PAGE_SIZE : 0);
   const marked = useRef<HTMLLIElement>(null);
   const { state, reload } = useLoad(
@@ -65,7 +59,7 @@ export function ChunkBrowser({ knowledgeBaseId, document, position, onClose }: {
       {state.status === "ready" && (
         <ol className="chunk-list">
           {state.data.results.map((chunk) => {
-            const page = pageLabel(t, chunk);
+            const page = chunkPagesLabel(chunk.metadata, i18n.resolvedLanguage);
             return (
               <li
                 key={chunk.id}
