@@ -24,6 +24,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from common.i18n import seeded_text, translate
 from common.limits import limit_refusal
 from rag.core import ConfigValidationError
+from rag.core.i18n import gettext_noop
 
 T = TypeVar("T")
 
@@ -88,6 +89,21 @@ def config_errors(error: ConfigValidationError, language: str | None) -> list[di
     return [{"path": field.path,
              "message": translate(field.template, field.context, language, fallback=field.message, plural=field.plural),
              "code": field.code} for field in error.errors]
+
+
+CONSENT_MESSAGE = gettext_noop(
+    "This retriever calls a language model ({components}), which takes time and may cost money; "
+    "confirm to run it.")
+
+
+def consent_response(models: list[dict[str, str]], language: str | None) -> Response:
+    """The 409 for a run that would call language models the caller has not agreed to:
+    ``language_models`` lists each one's ``path`` and ``component``; run again with ``allow_llm``."""
+    names = ", ".join(dict.fromkeys(model["component"] for model in models))
+    response = errors_response([message_error("allow_llm", CONSENT_MESSAGE, "llm_consent", language,
+                                              components=names)], 409)
+    response.data["language_models"] = models
+    return response
 
 
 def message_error(path: str, template: str, code: str, language: str | None, **context: Any) -> dict[str, str]:

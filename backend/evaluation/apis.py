@@ -16,13 +16,24 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
-from common.api import INVALID, LANG_PARAMETER, Invalid, get_for_owner, message_error, no_such, validated
+from common.api import (
+    INVALID,
+    LANG_PARAMETER,
+    Invalid,
+    consent_response,
+    get_for_owner,
+    message_error,
+    no_such,
+    validated,
+)
 from common.i18n import translate
-from pipelines.selectors import pipeline_list
+from knowledge.selectors import knowledge_base_get
+from pipelines.playground import LanguageModelConsentNeeded
+from pipelines.selectors import pipeline_get, pipeline_list
 from rag.core.i18n import gettext_noop
 from rag.evaluation import REPORT_FILES
 
-from . import selectors, services
+from . import live, selectors, services
 from .models import Evaluation, EvaluationDataset
 
 # -- datasets -------------------------------------------------------------------------------------
@@ -405,3 +416,77 @@ class EvaluationReportFileApi(APIView):
             content_type = "text/markdown; charset=utf-8"
         return FileResponse(open(path, "rb"), content_type=content_type)
 
+
+
+@extend_schema_serializer(component_name="LiveQualityRequest")
+class LiveQualityInputSerializer(serializers.Serializer):
+    knowledge_base = serializers.IntegerField()
+    retriever = serializers.JSONField(help_text="The retriever tree as edited.")
+    baseline = serializers.JSONField(required=False, allow_null=True,
+                                     help_text="The saved retriever tree: each metric's change is measured against it.")
+    test_set = serializers.JSONField(help_text='{"dataset": <id>} or {"questions": [{"question", "documents"}]}.')
+    limit = serializers.IntegerField(required=False, min_value=1, max_value=live.MAX_QUESTIONS,
+                                     default=live.DEFAULT_QUESTIONS, help_text="Score the first N judged questions.")
+    allow_llm = serializers.BooleanField(
+        default=False, help_text="Score a tree that calls a language model (it costs time or money); otherwise 409.")
+
+
+@extend_schema_serializer(component_name="LiveQuality")
+class LiveQualityOutputSerializer(serializers.Serializer):
+    questions = serializers.IntegerField()
+    metrics = serializers.DictField(help_text="ndcg_at_10 and recall_at_10: {value, ci}.")
+    change = serializers.DictField(allow_null=True, help_text=(
+        "Against the baseline, per metric: {difference, ci, p_value, within_noise} (the interval holds 0)."))
+    baseline = serializers.DictField(allow_null=True, help_text="The baseline's own metrics.")
+    llm_calls = serializers.IntegerField()
+    elapsed_ms = serializers.FloatField()
+
+
+class LiveQualityApi(APIView):
+    """Score a retriever tree on a test set as it is edited: nDCG@10 and Recall@10 with their
+    95% intervals and, against the saved tree, each metric's change and whether it is within
+    noise. Scores are kept per version, so the saved tree is scored once. Writes nothing."""
+
+    @extend_schema(operation_id="evaluations_live", request=LiveQualityInputSerializer,
+                   responses={200: LiveQualityOutputSerializer, 400: None, 409: None})
+    def post(self, request: Request) -> Response:
+        data = validated(LiveQualityInputSerializer, request.data)
+        knowledge_base = get_for_owner(
+            knowledge_base_get, user=request.user, knowledge_base_id=data["knowledge_base"],
+            missing=no_such("knowledge_base", gettext_noop("no such knowledge base"), request.LANGUAGE_CODE))
+        try:
+            scores = live.tree_quality(owner=request.user, knowledge_base=knowledge_base, retriever=data["retriever"],
+                                       baseline=data.get("baseline"), test_set=data["test_set"], limit=data["limit"],
+                                       allow_llm=data["allow_llm"])
+        except LanguageModelConsentNeeded as needed:
+            return consent_response(needed.components, request.LANGUAGE_CODE)
+        return Response(scores)
+
+
+@extend_schema_serializer(component_name="PipelineTestSet")
+class PipelineTestSetSerializer(serializers.Serializer):
+    test_set = serializers.JSONField(allow_null=True, help_text=(
+        '{"dataset": <id>} or {"questions": [{"question", "documents": [document ids]}]}; null: none.'))
+
+
+class PipelineTestSetApi(APIView):
+    """The test set the builder scores a pipeline's tree on: read, attach or replace, remove."""
+
+    def _pipeline(self, request: Request, pipeline_id: int) -> Any:
+        return get_for_owner(pipeline_get, user=request.user, pipeline_id=pipeline_id)
+
+    @extend_schema(operation_id="pipelines_test_set_retrieve", responses=PipelineTestSetSerializer)
+    def get(self, request: Request, pipeline_id: int) -> Response:
+        return Response({"test_set": selectors.pipeline_test_set_get(pipeline=self._pipeline(request, pipeline_id))})
+
+    @extend_schema(operation_id="pipelines_test_set_update", request=PipelineTestSetSerializer,
+                   responses={200: PipelineTestSetSerializer, 400: None})
+    def put(self, request: Request, pipeline_id: int) -> Response:
+        pipeline = self._pipeline(request, pipeline_id)
+        data = validated(PipelineTestSetSerializer, request.data)
+        return Response({"test_set": live.pipeline_test_set_save(pipeline=pipeline, test_set=data["test_set"])})
+
+    @extend_schema(operation_id="pipelines_test_set_destroy", responses={204: None})
+    def delete(self, request: Request, pipeline_id: int) -> Response:
+        live.pipeline_test_set_delete(pipeline=self._pipeline(request, pipeline_id))
+        return Response(status=status.HTTP_204_NO_CONTENT)

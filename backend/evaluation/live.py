@@ -26,7 +26,7 @@ from rag.core import ConfigValidationError, FieldError
 from rag.core.i18n import gettext_noop
 from rag.evaluation.live import GoldenQuestion, quality_summary, question_scores
 
-from .models import EvaluationDataset
+from .models import EvaluationDataset, PipelineTestSet
 from .selectors import dataset_get
 
 MAX_QUESTIONS = 200
@@ -152,3 +152,14 @@ def _scores(owner: AbstractBaseUser, knowledge_base: KnowledgeBase, config: dict
         while len(_scored) > _CACHE_SIZE:
             _scored.popitem(last=False)
     return rows
+
+
+def pipeline_test_set_save(*, pipeline: Any, test_set: Any) -> dict[str, Any]:
+    """Attach (or replace) the pipeline's test set, validated against its knowledge base."""
+    definition = test_set_validate(owner=pipeline.owner, knowledge_base=pipeline.knowledge_base, test_set=test_set)
+    PipelineTestSet.objects.update_or_create(pipeline=pipeline, defaults={"definition": definition})
+    return definition
+
+
+def pipeline_test_set_delete(*, pipeline: Any) -> None:
+    PipelineTestSet.objects.filter(pipeline=pipeline).delete()

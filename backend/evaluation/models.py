@@ -74,3 +74,20 @@ class Evaluation(models.Model):
 
     def __str__(self) -> str:
         return f"Evaluation {self.pk} on {self.dataset}"
+
+
+class PipelineTestSet(models.Model):
+    """What the builder scores a pipeline's tree on while it is edited: an evaluation dataset over
+    the pipeline's knowledge base, or golden questions (``evaluation.live.test_set_validate``)."""
+
+    pipeline = models.OneToOneField("pipelines.Pipeline", on_delete=models.CASCADE, related_name="test_set")
+    definition = models.JSONField(help_text=_(
+        '{"dataset": <evaluation dataset id>} or {"questions": [{"question", "documents": [document ids]}]}.'))
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = _("pipeline test set")
+        verbose_name_plural = _("pipeline test sets")
+
+    def __str__(self) -> str:
+        return f"Test set of {self.pipeline}"

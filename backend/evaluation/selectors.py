@@ -14,7 +14,7 @@ from knowledge.models import Document
 from rag.core.i18n import gettext_noop
 from rag.evaluation import REPORT_FILES, available_datasets, readme_title
 
-from .models import Evaluation, EvaluationDataset
+from .models import Evaluation, EvaluationDataset, PipelineTestSet
 
 
 def dataset_list(*, user: AbstractBaseUser) -> QuerySet[EvaluationDataset]:
@@ -108,3 +108,9 @@ def evaluation_report_file(evaluation: Evaluation, name: str) -> Path | None:
         return None
     path = settings.DATA_DIR / evaluation.report_dir / name
     return path if path.is_file() else None
+
+
+def pipeline_test_set_get(*, pipeline: Any) -> dict[str, Any] | None:
+    """The pipeline's test set as stored, or None."""
+    stored = PipelineTestSet.objects.filter(pipeline=pipeline).only("definition").first()
+    return stored.definition if stored is not None else None

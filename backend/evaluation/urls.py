@@ -16,6 +16,8 @@ urlpatterns = [
          name="evaluation-dataset-detail"),
     path("evaluations/datasets/<int:dataset_id>/promote/", apis.DatasetPromoteApi.as_view(),
          name="evaluation-dataset-promote"),
+    path("evaluations/live/", apis.LiveQualityApi.as_view(), name="evaluation-live"),
+    path("pipelines/<int:pipeline_id>/test-set/", apis.PipelineTestSetApi.as_view(), name="pipeline-test-set"),
     path("evaluations/<int:evaluation_id>/",
          one_path("EvaluationItemApi", apis.EvaluationDetailApi, apis.EvaluationDeleteApi), name="evaluation-detail"),
     path("evaluations/<int:evaluation_id>/comparison/", apis.EvaluationComparisonApi.as_view(),

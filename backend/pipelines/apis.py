@@ -14,6 +14,7 @@ from catalog.selectors import component_vocabulary
 from common.api import (
     LANG_PARAMETER,
     SeededTextField,
+    consent_response,
     errors_response,
     get_for_owner,
     message_error,
@@ -251,11 +252,6 @@ class PlaygroundOutputSerializer(serializers.Serializer):
     trace = serializers.DictField(help_text="The run's trace node (DESIGN §4), children included.")
 
 
-CONSENT_MESSAGE = gettext_noop(
-    "This retriever calls a language model ({components}), which takes time and may cost money; "
-    "confirm to run it.")
-
-
 def _playground(request: Request, knowledge_base: KnowledgeBase, default_retriever: Any) -> Response:
     data = validated(PlaygroundInputSerializer, request.data)
     try:
@@ -263,11 +259,7 @@ def _playground(request: Request, knowledge_base: KnowledgeBase, default_retriev
             owner=request.user, knowledge_base=knowledge_base, retriever=data.get("retriever", default_retriever),
             question=data["question"], top_k=data.get("top_k"), allow_llm=data["allow_llm"])
     except playground.LanguageModelConsentNeeded as needed:
-        names = ", ".join(dict.fromkeys(node["component"] for node in needed.components))
-        response = errors_response([message_error("allow_llm", CONSENT_MESSAGE, "llm_consent", request.LANGUAGE_CODE,
-                                                  components=names)], status.HTTP_409_CONFLICT)
-        response.data["language_models"] = needed.components
-        return response
+        return consent_response(needed.components, request.LANGUAGE_CODE)
     except ConfigValidationError:
         raise
     except TrellisError as failed:
