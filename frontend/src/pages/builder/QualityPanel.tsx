@@ -140,7 +140,7 @@ export function QualityPanel({ pipelineId, knowledgeBaseId, retriever, saved, va
         <p className="notice notice--warning quality__notice">
           {t("quality.consent", {
             models: [...new Set(scoring.models.map((model) => model.component))].join(", "),
-            questions: questions ?? LIMIT,
+            count: questions ?? LIMIT,
           })}{" "}
           <button type="button" className="button button--small" onClick={() => setConsented(key)}>
             {t("quality.scoreAnyway")}
