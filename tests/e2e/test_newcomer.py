@@ -268,6 +268,7 @@ EXPECTED_OUTPUT = {
                    re.DOTALL | re.MULTILINE),
     # It starts its own server (and scripted LLM) on a data directory of its own.
     ".venv/bin/python bench/chat_load.py --chats 5 --questions 1": "chat-load-json",
+    ".venv/bin/python bench/playground.py": "playground-json",
 }
 COMMAND_TIMEOUT_S = 900
 
@@ -306,6 +307,10 @@ def test_a_readme_command_runs_as_written_after_make_run(newcomer, command):
     elif expected == "chat-load-json":
         figures = json.loads(finished.stdout.strip().splitlines()[-1])
         assert (figures["completed"], figures["failed"], figures["lost"]) == (5, 0, 0), finished.stderr[-3000:]
+    elif expected == "playground-json":
+        figures = json.loads(finished.stdout.strip().splitlines()[-1])
+        assert set(figures["playground"]) == {"bm25", "dense", "fusion"}, figures
+        assert figures["live_questions"] == 50 and 0.0 < figures["ndcg_at_10"] <= 1.0, figures
     elif expected == "evaluation-json":
         document = json.loads(finished.stdout)
         assert document["queries"] == 50
