@@ -125,3 +125,19 @@ def test_spanish_users_read_the_consent_question_in_spanish(api, knowledge_base)
     refused = api.post(reverse("knowledge-base-playground", args=[knowledge_base.pk]) + "?lang=es",
                        {"question": "Rust", "retriever": tree}, content_type="application/json")
     assert "modelo de lenguaje" in refused.json()["errors"][0]["message"]
+
+
+def test_a_cross_encoder_re_ranks_its_candidates_on_its_relevance_scale(api, knowledge_base, model_store,
+                                                                        tiny_model_folders):
+    from pathlib import Path
+
+    model_store.install_folder(Path(tiny_model_folders["cross-encoder"]), kind="cross-encoder", name="tiny-ce")
+    tree = {"component": "SentenceTransformerCrossEncoderRetriever", "params": {
+        "model_name": "tiny-ce", "top_k": 2, "children": [{**BM25, "params": {"top_k": 3}}]}}
+    answer = try_retriever(api, knowledge_base, question="Rust memory safety and the package manager", retriever=tree)
+    assert answer.status_code == 200, answer.content
+    body = answer.json()
+    assert body["score_scale"] == "relevance" and len(body["results"]) == 2
+    assert all(0.0 <= row["score"] <= 1.0 for row in body["results"])
+    # The candidates it re-ranked are BM25's, on their own scale.
+    assert body["trace"]["children"][0]["score_scale"] == "bm25"
