@@ -9,6 +9,7 @@ from urllib.parse import parse_qs
 from django.conf import settings
 from django.utils import translation
 
+from rag.core.errors import FieldError
 from rag.core.multilingual import MultilingualString, normalize_language
 
 
@@ -52,3 +53,15 @@ def language_of_scope(scope: Mapping[str, Any]) -> str:
             first = value.decode("latin-1").split(",")[0].split(";")[0].strip()
             return normalize_language(first)
     return "en"
+
+
+def field_error_data(field: FieldError, language: str | None) -> dict[str, Any]:
+    """One engine problem in the API's error shape (path, message in ``language``, code), with its
+    ``action`` when the user can fix it in the application."""
+    data: dict[str, Any] = {
+        "path": field.path,
+        "message": translate(field.template, field.context, language, fallback=field.message, plural=field.plural),
+        "code": field.code}
+    if field.action is not None:
+        data["action"] = field.action
+    return data

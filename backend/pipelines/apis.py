@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from catalog.selectors import component_vocabulary
-from common.api import LANG_PARAMETER, get_for_owner, no_such, validated
+from common.api import LANG_PARAMETER, ErrorActionSerializer, get_for_owner, no_such, validated
 from knowledge.models import KnowledgeBase
 from knowledge.selectors import knowledge_base_get
 from models.selectors import models_visible_to
@@ -208,6 +208,8 @@ class PipelineTemplateListApi(APIView):
         default = serializers.BooleanField()
         available = serializers.BooleanField()
         unavailable_reason = serializers.CharField(allow_null=True)
+        unavailable_action = ErrorActionSerializer(
+            allow_null=True, help_text="What the user can do about it in the application (install_model), or null.")
         document = PipelineDocumentSerializer()
 
     @extend_schema(operation_id="pipelines_templates", parameters=[LANG_PARAMETER],
