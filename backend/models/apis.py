@@ -38,6 +38,10 @@ class EnablesSerializer(serializers.Serializer):
 @extend_schema_serializer(component_name="InstalledModel")
 class ModelOutputSerializer(serializers.Serializer):
     name = serializers.CharField(help_text="What pipelines name it by (a cross-encoder's model_name).")
+    display_name = serializers.CharField(help_text="The model's own name (Qwen2.5-Coder 1.5B Instruct (Q4_K_M)) for "
+                                                   "a packaged model; an installed one's is its name.")
+    upstream = serializers.CharField(help_text="Where its authors publish a packaged model (a Hugging Face id); "
+                                               "empty for an installed one (source_detail says where it came from).")
     kind = serializers.ChoiceField(choices=KINDS)
     source = serializers.ChoiceField(choices=["package", "hub", "zip", "folder"])
     source_detail = serializers.CharField(help_text="The package, hub id, uploaded file or folder it came from.")
