@@ -10,9 +10,10 @@ const RECONNECT_MIN_MS = 1000;
 const RECONNECT_MAX_MS = 30000;
 export const POLL_MS = 2000;
 
-/** The installs after one message, newest first. */
+/** The installs after one message (a snapshot, a change, a removal), newest first. */
 export function applyInstallMessage(installs: readonly ModelInstall[], message: InstallMessage): ModelInstall[] {
   if (message.type === "model.installs") return [...message.installs];
+  if (message.type === "model.install.deleted") return installs.filter((install) => install.id !== message.id);
   const at = installs.findIndex((install) => install.id === message.install.id);
   if (at < 0) return [message.install, ...installs];
   return installs.map((install, index) => (index === at ? message.install : install));
@@ -106,7 +107,7 @@ export function useInstallFeed(language: string, onSettled: (install: ModelInsta
         } catch {
           return;
         }
-        if (message.type !== "model.installs" && message.type !== "model.install") return;
+        if (message.type !== "model.installs" && message.type !== "model.install" && message.type !== "model.install.deleted") return;
         update(applyInstallMessage(latest.current ?? [], message));
       };
       socket.onclose = (event) => {
