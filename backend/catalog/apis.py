@@ -10,7 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from common.api import LANG_PARAMETER, FieldErrorSerializer, validated
+from common.api import LANG_PARAMETER, ErrorActionSerializer, FieldErrorSerializer, validated
 from models.selectors import models_visible_to
 from rag.core import KINDS
 
@@ -141,6 +141,8 @@ class PresetListApi(APIView):
         tree = serializers.JSONField()
         available = serializers.BooleanField()
         unavailable_reason = serializers.CharField(allow_null=True)
+        unavailable_action = ErrorActionSerializer(
+            allow_null=True, help_text="What the user can do about it in the application (install_model), or null.")
 
     @extend_schema(operation_id="components_presets", parameters=[LANG_PARAMETER], responses=OutputSerializer(many=True))
     def get(self, request: Request) -> Response:

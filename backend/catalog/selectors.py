@@ -7,7 +7,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 
-from common.i18n import translate
+from common.i18n import field_error_data, translate
 from common.reach import reach_errors
 from rag.components import load_components
 from rag.core import FieldError, localize_schema, normalize_language, render_representation, validate_tree
@@ -156,10 +156,7 @@ def component_tree_validate(*, tree: Any, language: str | None, kind: str | None
     if errors:
         return TreeValidation(
             valid=False,
-            errors=[
-                {"path": error.path, "message": localize_field_error(error, language), "code": error.code}
-                for error in errors
-            ],
+            errors=[field_error_data(error, language) for error in errors],
         )
     assert config is not None
     vocabulary = component_vocabulary(language=language)
@@ -192,5 +189,7 @@ def preset_list(*, language: str | None) -> list[dict[str, Any]]:
             "tree": config or preset.config(),
             "available": not errors,
             "unavailable_reason": "; ".join(localize_field_error(error, language) for error in errors) or None,
+            # The first thing the user can do about it in the application (install the model it needs).
+            "unavailable_action": next((error.action for error in errors if error.action is not None), None),
         })
     return rows

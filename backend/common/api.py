@@ -21,7 +21,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from common.i18n import seeded_text, translate
+from common.i18n import field_error_data, seeded_text, translate
 from common.limits import limit_refusal
 from rag.core import ConfigValidationError
 from rag.core.i18n import gettext_noop
@@ -33,11 +33,21 @@ LANG_PARAMETER = OpenApiParameter(
     description="Language of the texts and error messages (en, es, zh-Hant); overrides Accept-Language.")
 
 
+@extend_schema_serializer(component_name="ErrorAction")
+class ErrorActionSerializer(serializers.Serializer):
+    code = serializers.CharField(help_text='What to do, e.g. install_model.')
+    params = serializers.DictField(help_text='Its details, e.g. {"kind": "cross-encoder", "model": "cross-encoder/'
+                                             'ms-marco-MiniLM-L-6-v2"}.')
+
+
 @extend_schema_serializer(component_name="FieldError")
 class FieldErrorSerializer(serializers.Serializer):
     path = serializers.CharField(help_text="The JSON path of the problem, e.g. params.top_k or presets[1].")
     message = serializers.CharField(help_text="Readable, in the request's language.")
     code = serializers.CharField(help_text="Stable machine code, e.g. required or not_found.")
+    action = ErrorActionSerializer(required=False, help_text=(
+        "Present when the user can fix it in the application: install_model, with the model's kind and id, "
+        "is offered as a link to the Models page's install form."))
 
 
 @extend_schema_serializer(component_name="FieldErrors")
@@ -84,11 +94,9 @@ def serializer_errors(detail: Any, prefix: str = "") -> list[dict[str, str]]:
     return [{"path": prefix, "message": str(detail), "code": getattr(detail, "code", "invalid")}]
 
 
-def config_errors(error: ConfigValidationError, language: str | None) -> list[dict[str, str]]:
+def config_errors(error: ConfigValidationError, language: str | None) -> list[dict[str, Any]]:
     """A configuration error's problems, each with its JSON path, in ``language``."""
-    return [{"path": field.path,
-             "message": translate(field.template, field.context, language, fallback=field.message, plural=field.plural),
-             "code": field.code} for field in error.errors]
+    return [field_error_data(field, language) for field in error.errors]
 
 
 CONSENT_MESSAGE = gettext_noop(

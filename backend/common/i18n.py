@@ -9,6 +9,7 @@ from urllib.parse import parse_qs
 from django.conf import settings
 from django.utils import translation
 
+from rag.core.errors import FieldError
 from rag.core.multilingual import MultilingualString, normalize_language
 
 
@@ -71,3 +72,14 @@ def seeded_text_edit(item: Any, field: str, value: str) -> None:
     setattr(item, field, value)
     if field in translations:
         item.translations = {key: texts for key, texts in translations.items() if key != field}
+
+def field_error_data(field: FieldError, language: str | None) -> dict[str, Any]:
+    """One engine problem in the API's error shape (path, message in ``language``, code), with its
+    ``action`` when the user can fix it in the application."""
+    data: dict[str, Any] = {
+        "path": field.path,
+        "message": translate(field.template, field.context, language, fallback=field.message, plural=field.plural),
+        "code": field.code}
+    if field.action is not None:
+        data["action"] = field.action
+    return data

@@ -13,7 +13,15 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from common.api import INVALID, LANG_PARAMETER, FieldErrorsSerializer, config_errors, errors_response, validated
+from common.api import (
+    INVALID,
+    LANG_PARAMETER,
+    FieldErrorsSerializer,
+    config_errors,
+    errors_response,
+    get_for_owner,
+    validated,
+)
 from rag.core import ConfigValidationError
 from rag.models_manager import INSTALLABLE_KINDS, KINDS
 
@@ -30,6 +38,10 @@ class EnablesSerializer(serializers.Serializer):
 @extend_schema_serializer(component_name="InstalledModel")
 class ModelOutputSerializer(serializers.Serializer):
     name = serializers.CharField(help_text="What pipelines name it by (a cross-encoder's model_name).")
+    display_name = serializers.CharField(help_text="The model's own name (Qwen2.5-Coder 1.5B Instruct (Q4_K_M)) for "
+                                                   "a packaged model; an installed one's is its name.")
+    upstream = serializers.CharField(help_text="Where its authors publish a packaged model (a Hugging Face id); "
+                                               "empty for an installed one (source_detail says where it came from).")
     kind = serializers.ChoiceField(choices=KINDS)
     source = serializers.ChoiceField(choices=["package", "hub", "zip", "folder"])
     source_detail = serializers.CharField(help_text="The package, hub id, uploaded file or folder it came from.")
@@ -180,11 +192,49 @@ class ModelInstallDetailApi(APIView):
     @extend_schema(operation_id="models_installs_retrieve", parameters=[LANG_PARAMETER],
                    responses=InstallOutputSerializer)
     def get(self, request: Request, install_id: int) -> Response:
+        return Response(_install_data(_install(request, install_id), request))
+
+
+def _install(request: Request, install_id: int) -> ModelInstall:
+    """The caller's install: another user's is a 404, the same as none."""
+    return get_for_owner(selectors.model_install_get, user=request.user, install_id=install_id)
+
+
+def _refused(exc: ConfigValidationError, request: Request) -> Response:
+    """409 for an install in the wrong state, 403 for a right lost since, else 400."""
+    codes = {error.code for error in exc.errors}
+    code = 409 if "not_failed" in codes else 403 if "forbidden" in codes else 400
+    return errors_response(config_errors(exc, request.LANGUAGE_CODE), code)
+
+
+class ModelInstallRetryApi(APIView):
+    """Queue a failed install again from the same source (hub id and revision, the uploaded
+    archive, or the folder), under the same name; 409 for an install that has not failed."""
+
+    @extend_schema(operation_id="models_installs_retry", request=None, parameters=[LANG_PARAMETER],
+                   responses={202: InstallOutputSerializer, **INVALID, 403: FieldErrorsSerializer,
+                              409: FieldErrorsSerializer})
+    def post(self, request: Request, install_id: int) -> Response:
         try:
-            install = selectors.model_install_get(user=request.user, install_id=install_id)
-        except ModelInstall.DoesNotExist:
-            raise Http404 from None
-        return Response(_install_data(install, request))
+            install = services.model_install_retry(install=_install(request, install_id))
+        except ConfigValidationError as exc:
+            return _refused(exc, request)
+        return Response(_install_data(install, request), status=status.HTTP_202_ACCEPTED)
+
+
+class ModelInstallDeleteApi(APIView):
+    """Remove a failed install from the list, with the uploaded archive or the partial download
+    it kept; 409 for an install that has not failed. Installed models are removed with
+    ``DELETE models/installed/<name>/``."""
+
+    @extend_schema(operation_id="models_installs_destroy", parameters=[LANG_PARAMETER],
+                   responses={204: None, 409: FieldErrorsSerializer})
+    def delete(self, request: Request, install_id: int) -> Response:
+        try:
+            services.model_install_delete(install=_install(request, install_id))
+        except ConfigValidationError as exc:
+            return _refused(exc, request)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class ModelRemoveApi(APIView):

@@ -18,7 +18,7 @@ FORBIDDEN = 4403
 
 class ModelInstallConsumer(AsyncJsonWebsocketConsumer):
     """Sends the user's recent installs on connect (``model.installs``), then each change of
-    one of them (``model.install``), errors in the client's language. Anonymous clients are
+    one of them (``model.install``) or its removal (``model.install.deleted``), errors in the client's language. Anonymous clients are
     accepted and closed with 4403."""
 
     group: str | None = None
@@ -43,6 +43,9 @@ class ModelInstallConsumer(AsyncJsonWebsocketConsumer):
 
     async def model_install(self, event: dict[str, Any]) -> None:
         await self.send_json({"type": "model.install", "install": self._localised(event["install"])})
+
+    async def model_install_deleted(self, event: dict[str, Any]) -> None:
+        await self.send_json({"type": "model.install.deleted", "id": event["id"]})
 
     def _localised(self, snapshot: dict[str, Any]) -> dict[str, Any]:
         public = {key: value for key, value in snapshot.items() if key not in ("error_template", "error_context")}

@@ -75,6 +75,8 @@ def _row(model: InstalledModel, *, user: AbstractBaseUser | None = None,
     mine = user is not None and model.owner is not None and model.owner == str(user.pk)
     return {
         "name": model.name,
+        "display_name": source.get("title") or model.name,
+        "upstream": source.get("upstream") or "",
         "kind": model.kind,
         "source": kind,
         "source_detail": detail or "",

@@ -237,9 +237,18 @@ def model_install_run(*, install_id: int, echo: Any = None) -> ModelInstall | No
             fields["revision"] = model.source["revision"]
         reporter.write(**fields)
     finally:
-        if archive is not None and install.status in (ModelInstall.Status.READY, ModelInstall.Status.FAILED):
+        if archive is not None and _archive_done(install):
             archive.unlink(missing_ok=True)
     return install
+
+
+def _archive_done(install: ModelInstall) -> bool:
+    """Whether an uploaded archive has served its purpose: once installed; once failed too for a
+    command's install, whose user still has the file. A user's failed upload is kept so Retry
+    can run it again, until they remove the install."""
+    if install.status == ModelInstall.Status.READY:
+        return True
+    return install.status == ModelInstall.Status.FAILED and install.owner_id is None
 
 
 def _install(install: ModelInstall, progress: _Reporter, archive: Path | None) -> InstalledModel:
@@ -289,6 +298,83 @@ def model_remove(*, name: str, user: AbstractBaseUser | None = None) -> Installe
     return removed
 
 
+def _not_failed(install: ModelInstall, template: str) -> ConfigValidationError:
+    return _error("status", template, "not_failed", status=str(ModelInstall.Status(install.status).label))
+
+
+def model_install_retry(*, install: ModelInstall) -> ModelInstall:
+    """Queue a failed install again, from the same source (the hub id and revision asked for,
+    the uploaded archive kept since, or the folder), under the same name and kind. A hub
+    download resumes from the files it had verified.
+
+    Raises
+    ------
+    ConfigValidationError
+        ``not_failed`` (``status``) for an install that has not failed; otherwise what asking
+        for it anew would say now: the server offline, the name taken since, the archive gone
+        (``file``), a folder install by someone no longer an administrator.
+    """
+    if install.status != ModelInstall.Status.FAILED:
+        raise _not_failed(install, gettext_noop("only a failed install can be retried; this one's status is {status}"))
+    if install.source == ModelInstall.Source.HUB and settings.TRELLIS_OFFLINE:
+        raise _error("source", gettext_noop("this server is offline (TRELLIS_OFFLINE=1): it downloads no model; "
+                                            "install from a .zip or a local folder instead"), "offline")
+    if install.source == ModelInstall.Source.FOLDER and install.owner is not None and not install.owner.is_staff:
+        raise _error("source", gettext_noop("only administrators may install from a folder on the server"),
+                     "forbidden")
+    archive = settings.DATA_DIR / install.archive if install.archive else None
+    if install.source == ModelInstall.Source.ZIP and (archive is None or not archive.is_file()):
+        raise _error("file", gettext_noop("the uploaded archive is gone from the server; remove this install and "
+                                          "upload the file again"), "missing_file")
+    _check_request(kind=install.kind, name=install.name)
+    with transaction.atomic():
+        # Only one of two simultaneous retries finds it failed; the other is told where it stands.
+        queued = ModelInstall.objects.filter(pk=install.pk, status=ModelInstall.Status.FAILED).update(
+            status=ModelInstall.Status.QUEUED, bytes_done=0, bytes_total=archive.stat().st_size if archive else 0,
+            size=0, error="", error_code="", error_template="", error_context={}, started_at=None, finished_at=None)
+        install.refresh_from_db()
+        if not queued:
+            raise _not_failed(install, gettext_noop("only a failed install can be retried; this one's status is {status}"))
+        # A user's retry starts the count of crashed runs afresh, as a document's retry does.
+        jobs.forget_crashes(install_subject(install.pk))
+        publish_install(install)
+        jobs.enqueue_on_commit(INSTALL_TASK, install_id=install.pk, owner=install.owner_id)
+    return install
+
+
+def model_install_delete(*, install: ModelInstall) -> None:
+    """Remove a failed install: its record, the uploaded archive kept for a retry, and what a
+    hub download kept to resume from (unless another install of the same hub id, anyone's, is
+    queued, running or failed and may resume from it). An installed model is never touched,
+    even one by the same name: that is ``model_remove``.
+
+    Raises
+    ------
+    ConfigValidationError
+        ``not_failed`` (``status``) for an install that has not failed.
+    """
+    if install.status != ModelInstall.Status.FAILED:
+        raise _not_failed(install, gettext_noop("only a failed install can be removed from the list; this "
+                                                "one's status is {status}"))
+    with transaction.atomic():
+        deleted, _ = ModelInstall.objects.filter(pk=install.pk, status=ModelInstall.Status.FAILED).delete()
+        if not deleted:
+            install.refresh_from_db()
+            raise _not_failed(install, gettext_noop("only a failed install can be removed from the list; "
+                                                    "this one's status is {status}"))
+        jobs.forget_crashes(install_subject(install.pk))
+        group, message = installs_group(install.owner_id), {"type": "model.install.deleted", "id": install.pk}
+        transaction.on_commit(lambda: publish(group, message))
+    if install.archive:
+        (settings.DATA_DIR / install.archive).unlink(missing_ok=True)
+    if install.source == ModelInstall.Source.HUB:
+        still_wanted = ModelInstall.objects.filter(
+            source=ModelInstall.Source.HUB, reference=install.reference,
+            status__in=(*ModelInstall.ACTIVE, ModelInstall.Status.FAILED)).exists()
+        if not still_wanted:
+            store().discard_download(install.reference)
+
+
 @jobs.recovery
 def model_installs_requeue_interrupted() -> int:
     """Installs a crash cut short start again; a hub download resumes from the bytes it has.
@@ -324,7 +410,7 @@ def model_install_aborted(*, install_id: int, error: BaseException) -> None:
     install = ModelInstall.objects.filter(pk=install_id, status__in=ModelInstall.ACTIVE).first()
     if install is not None:
         _fail(install, jobs.ABORTED, "aborted", {"error": type(error).__name__})
-        if install.archive:
+        if install.archive and _archive_done(install):
             (settings.DATA_DIR / install.archive).unlink(missing_ok=True)
 
 
@@ -342,6 +428,8 @@ __all__ = [
     "model_install_request",
     "model_install_run",
     "model_install_aborted",
+    "model_install_delete",
+    "model_install_retry",
     "model_install_upload",
     "model_installs_requeue_interrupted",
     "model_remove",

@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 from catalog.selectors import component_vocabulary
 from common.api import (
     LANG_PARAMETER,
+    ErrorActionSerializer,
     SeededTextField,
     consent_response,
     errors_response,
@@ -220,6 +221,8 @@ class PipelineTemplateListApi(APIView):
         default = serializers.BooleanField()
         available = serializers.BooleanField()
         unavailable_reason = serializers.CharField(allow_null=True)
+        unavailable_action = ErrorActionSerializer(
+            allow_null=True, help_text="What the user can do about it in the application (install_model), or null.")
         document = PipelineDocumentSerializer()
 
     @extend_schema(operation_id="pipelines_templates", parameters=[LANG_PARAMETER],

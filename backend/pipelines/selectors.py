@@ -63,7 +63,7 @@ def pipeline_templates(*, language: str | None) -> list[dict[str, Any]]:
         normalised, _ = validate_tree(strategy, registry=registry, kind="strategy")
         rows.append({
             **{key: row[key] for key in ("name", "display_name", "description", "icon", "default", "available",
-                                         "unavailable_reason")},
+                                         "unavailable_reason", "unavailable_action")},
             "document": {"name": row["display_name"], "version": 1, "strategy": normalised or strategy},
         })
     return rows

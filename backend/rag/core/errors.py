@@ -38,15 +38,24 @@ class Problem(str):
 
     template: str
     context: dict[str, Any]
+    action: dict[str, Any] | None
+    """What the user can do about it, for an adapter to offer as a control rather than as words
+    (``install_model_action``); None when the text says all there is."""
 
-    def __new__(cls, template: str, **context: Any) -> Problem:
+    def __new__(cls, template: str, /, *, action: dict[str, Any] | None = None, **context: Any) -> Problem:
         try:
             text = template.format(**context)
         except (KeyError, IndexError, ValueError):
             text = template
         problem = super().__new__(cls, text)
-        problem.template, problem.context = template, dict(context)
+        problem.template, problem.context, problem.action = template, dict(context), action
         return problem
+
+
+def install_model_action(kind: str, model: str) -> dict[str, Any]:
+    """The action "install ``model`` as a model of ``kind``": a web page offers its install form
+    filled in, where a shell command would mean nothing to its user."""
+    return {"code": "install_model", "params": {"kind": kind, "model": model}}
 
 
 class CredentialError(TrellisError):
@@ -68,6 +77,8 @@ class FieldError:
     code: str
     context: dict[str, Any] = field(default_factory=dict)
     plural: str = ""
+    action: dict[str, Any] | None = None
+    """What the user can do about it (``Problem.action``), or None."""
 
     @property
     def message(self) -> str:
@@ -82,7 +93,10 @@ class FieldError:
         return f"{self.path}: {self.message}" if self.path else self.message
 
     def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "message": self.message, "code": self.code, "context": self.context}
+        data = {"path": self.path, "message": self.message, "code": self.code, "context": self.context}
+        if self.action is not None:
+            data["action"] = self.action
+        return data
 
 
 class ConfigValidationError(TrellisError, ValueError):

@@ -365,7 +365,7 @@ def validate_tree(
         unavailable = component.availability_problem(params)
         if isinstance(unavailable, Problem):
             return None, [FieldError(join_path(path, "component"), unavailable.template, "unavailable",
-                                     unavailable.context)]
+                                     unavailable.context, action=unavailable.action)]
         if unavailable:
             return None, [FieldError(join_path(path, "component"), "{problem}", "unavailable",
                                      {"problem": unavailable})]

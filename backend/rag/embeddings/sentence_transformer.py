@@ -8,7 +8,8 @@ from collections.abc import Hashable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rag.core import ml, param, register
+from rag.core import Problem, install_model_action, ml, param, register
+from rag.core.i18n import gettext_noop
 
 from .base import EmbeddingError, EmbeddingModel, EmbeddingParams, EmbeddingParamsT, Tokenizer, cuda_problem, slug
 
@@ -396,5 +397,11 @@ class SentenceTransformerEmbedding(SentenceTransformerBase["SentenceTransformerE
         if local:
             problem = local_directory_problem(Path(source), setting="model_name_or_path")
         elif not in_hub_cache(source):
-            problem = hub_cache_problem(source, alternative="give model_name_or_path as a local directory")
+            from rag.models_manager import EMBEDDING
+
+            # As for cross-encoders: the Models page installs it (the action links to its form).
+            return Problem(gettext_noop(
+                "no embedding model named {name} is installed: install it on the Models page, or set "
+                "model_name_or_path to an installed model or a local directory"), name=source,
+                action=install_model_action(EMBEDDING, source))
         return problem or cuda_problem(params.device)

@@ -58,6 +58,19 @@ def endpoint_of(endpoint: str | None) -> str:
     return (endpoint or os.environ.get("HF_ENDPOINT") or constants.ENDPOINT).rstrip("/")
 
 
+def _folder_stem(repo_id: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "--", repo_id)
+
+
+def partial_downloads(repo_id: str, partial_root: Path) -> list[Path]:
+    """The folders ``download_snapshot`` left for ``repo_id`` under ``partial_root``, one per
+    commit it started to fetch (a download that completed moved its own away)."""
+    if not partial_root.is_dir():
+        return []
+    pattern = re.compile(re.escape(_folder_stem(repo_id)) + r"--[0-9a-f]{1,12}")
+    return sorted(folder for folder in partial_root.iterdir() if folder.is_dir() and pattern.fullmatch(folder.name))
+
+
 def download_snapshot(repo_id: str, partial_root: Path, *, revision: str | None, endpoint: str | None,
                       token: str | None, max_bytes: int, progress: Any = None) -> Snapshot:
     """Fetch ``repo_id`` at ``revision`` (default: main) into ``partial_root``; returns the
@@ -74,7 +87,7 @@ def download_snapshot(repo_id: str, partial_root: Path, *, revision: str | None,
         raise ModelInstallError(gettext_noop("{repo_id} is {size} MB, more than the {limit} MB a model may have here "
                                              "(TRELLIS_MAX_MODEL_MB)"), "too_large", repo_id=repo_id,
                                 size=_mb(total), limit=_mb(max_bytes))
-    folder = partial_root / f"{re.sub(r'[^A-Za-z0-9._-]+', '--', repo_id)}--{commit[:12]}"
+    folder = partial_root / f"{_folder_stem(repo_id)}--{commit[:12]}"
     target = folder / "files"
     target.mkdir(parents=True, exist_ok=True)
     _need_space(folder, total - _present_bytes(target, chosen))

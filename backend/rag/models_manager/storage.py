@@ -299,6 +299,18 @@ class ModelStore:
                                 license=snapshot.license, owner=owner)
             return model
 
+    def discard_download(self, repo_id: str) -> int:
+        """Delete what unfinished hub downloads of ``repo_id`` kept to resume from (every
+        revision); returns the bytes freed. Installed models are never touched; the caller makes
+        sure no install is downloading ``repo_id`` now."""
+        from .hub import partial_downloads
+
+        freed = 0
+        for folder in partial_downloads(repo_id, self.root / ".partial"):
+            freed += folder_size(folder)
+            shutil.rmtree(folder, ignore_errors=True)
+        return freed
+
     def remove(self, name: str) -> InstalledModel:
         """Delete an installed model (a registered folder's own files are left alone)."""
         model = self.get(name)

@@ -1,6 +1,7 @@
 import type { RJSFSchema } from "@rjsf/utils";
 
 import { ApiError, api } from "./client";
+import type { ErrorAction } from "./models";
 
 /** `{"component": name, "params": {...}}`: how every nested component is referenced. */
 export interface ComponentRef {
@@ -40,6 +41,8 @@ export interface PathError {
   path: string;
   message: string;
   code: string;
+  /** What the user can do about it in the application (install the model it needs). */
+  action?: ErrorAction;
 }
 
 /** The `{"errors": [{path, message, code}]}` of a refused request (HTTP 400), or null for any other failure. */

@@ -1,5 +1,6 @@
 import { api, uploadForm, type UploadResult } from "./client";
 import type { ComponentRef } from "./components";
+import type { ErrorAction } from "./models";
 
 // -- datasets ------------------------------------------------------------------------------------
 
@@ -242,6 +243,8 @@ export interface RetrieverPreset {
   default: boolean;
   available: boolean;
   unavailable_reason: string | null;
+  /** What the user can do about it in the application (install the model it needs), or null. */
+  unavailable_action: ErrorAction | null;
 }
 
 const EVALUATIONS_URL = "/api/v1/evaluations/";

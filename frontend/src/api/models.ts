@@ -10,6 +10,10 @@ export type ModelSource = "package" | "hub" | "zip" | "folder";
 export interface InstalledModel {
   /** What pipelines name it by (a cross-encoder's `model_name`). */
   name: string;
+  /** The model's own name ("Qwen2.5-Coder 1.5B Instruct (Q4_K_M)") for a packaged model; an installed one's `name`. */
+  display_name: string;
+  /** Where its authors publish a packaged model (a Hugging Face id); empty for an installed one. */
+  upstream: string;
   kind: ModelKind;
   source: ModelSource;
   /** The package, hub id, uploaded file or folder it came from. */
@@ -77,7 +81,8 @@ export interface InstallRequest {
 /** What `ws/models/` sends: the recent installs on connect, then each change. */
 export type InstallMessage =
   | { type: "model.installs"; installs: ModelInstall[] }
-  | { type: "model.install"; install: ModelInstall };
+  | { type: "model.install"; install: ModelInstall }
+  | { type: "model.install.deleted"; id: number };
 
 const MODELS_URL = "/api/v1/models/";
 
@@ -105,10 +110,50 @@ export function uploadModel(
   return uploadForm(`${MODELS_URL}installs/upload/`, form, onProgress, signal);
 }
 
+/** Queue a failed install again, from the same source; resolves with it, queued. */
+export const retryInstall = (id: number) => api.post<ModelInstall>(`${MODELS_URL}installs/${id}/retry/`);
+
+/** Remove a failed install from the list, with the upload or partial download it kept. */
+export const deleteInstall = (id: number) => api.delete<void>(`${MODELS_URL}installs/${id}/`);
+
 export const removeModel = (name: string) => api.delete<void>(`${MODELS_URL}installed/${encodeURIComponent(name)}/`);
 
 /** Where the user's installs are followed live, in `language`. */
 export function modelsSocketUrl(language: string): string {
   const scheme = window.location.protocol === "https:" ? "wss:" : "ws:";
   return `${scheme}//${window.location.host}/ws/models/?lang=${encodeURIComponent(language)}`;
+}
+
+/** What the user can do about an error in the application; the server sends it beside the message. */
+export interface ErrorAction {
+  code: string;
+  params: Record<string, string>;
+}
+
+/** A model the Models page's install dialog opens filled in with. */
+export interface InstallTarget {
+  kind: ModelKind;
+  reference: string;
+}
+
+const INSTALL_PARAM = "install";
+
+/** The Models page with its install dialog open on `target` (`/models?install=<kind>:<id>`). */
+export function installLink(target: InstallTarget): string {
+  return `/models?${INSTALL_PARAM}=${encodeURIComponent(`${target.kind}:${target.reference}`)}`;
+}
+
+/** The model an `install_model` action names, or null for any other action. */
+export function installTargetOf(action: ErrorAction | null | undefined): InstallTarget | null {
+  if (action?.code !== "install_model") return null;
+  const { kind, model } = action.params;
+  return MODEL_KINDS.includes(kind as ModelKind) && model ? { kind: kind as ModelKind, reference: model } : null;
+}
+
+/** The install a Models page address asks for (`?install=<kind>:<id>`), or null. */
+export function installTargetIn(search: string): InstallTarget | null {
+  const value = new URLSearchParams(search).get(INSTALL_PARAM) ?? "";
+  const at = value.indexOf(":");
+  if (at < 0) return null;
+  return installTargetOf({ code: "install_model", params: { kind: value.slice(0, at), model: value.slice(at + 1).trim() } });
 }

@@ -1,5 +1,6 @@
 import { api } from "./client";
 import type { ComponentRef } from "./components";
+import type { ErrorAction } from "./models";
 
 /** A saved pipeline, exported or imported: one JSON document. */
 export interface PipelineDocument {
@@ -43,6 +44,8 @@ export interface PipelineTemplate {
   default: boolean;
   available: boolean;
   unavailable_reason: string | null;
+  /** What the user can do about it in the application (install the model it needs), or null. */
+  unavailable_action: ErrorAction | null;
   document: PipelineDocument;
 }
 

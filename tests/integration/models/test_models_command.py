@@ -46,7 +46,8 @@ def test_a_folder_installed_as_tiny_ce_is_named_by_a_pipeline_that_validates_and
     (error,) = missing.json()["errors"]
     assert error["path"] == "params.retriever.component" and error["code"] == "unavailable"
     assert "Models page" in error["message"]
-    assert "manage.py models install tiny-ce --kind cross-encoder" in error["message"]
+    assert "manage.py" not in error["message"]
+    assert error["action"] == {"code": "install_model", "params": {"kind": "cross-encoder", "model": "tiny-ce"}}
 
     printed = run("install", tiny_model_folders["cross-encoder"], "--kind", "cross-encoder", "--name", "tiny-ce")
     assert "Installed tiny-ce (cross-encoder" in printed and "pipelines name it 'tiny-ce'" in printed

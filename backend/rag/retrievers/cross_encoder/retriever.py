@@ -8,7 +8,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from rag.core import ComponentRef, Problem, TrellisError, children_param, ml, param, ref, register
+from rag.core import (
+    ComponentRef,
+    Problem,
+    TrellisError,
+    children_param,
+    install_model_action,
+    ml,
+    param,
+    ref,
+    register,
+)
 from rag.core.i18n import gettext_noop
 from rag.tracing import TraceNode
 
@@ -58,10 +68,12 @@ def cross_encoder_problem(model_name: str) -> Problem | None:
         cached = None
     if isinstance(cached, str):
         return None
+    # The words name the Models page only: the action lets a page link to its install form filled
+    # in, and a person at a terminal has the models command (``manage.py models install --help``).
     return Problem(gettext_noop(
-        "no cross-encoder named {name} is installed (no package ships one): install it on the Models page or with "
-        "`.venv/bin/python manage.py models install {name} --kind cross-encoder`, or set model_name to an installed "
-        "model or a local directory"), name=model_name)
+        "no cross-encoder named {name} is installed (no package ships one): install it on the Models page, or set "
+        "model_name to an installed model or a local directory"), name=model_name,
+        action=install_model_action(CROSS_ENCODER, model_name))
 
 
 def sigmoid(value: float) -> float:

@@ -18,6 +18,7 @@ import { catalogVocabulary } from "../../catalog/representation";
 import { childLimitLabel } from "../childLimits";
 import { ComponentIcon } from "../ComponentIcon";
 import { ComponentPicker } from "../ComponentPicker";
+import { InstallModelLink } from "../InstallModelLink";
 import { defaultParams } from "../SchemaForm/schemaUi";
 import { useToast } from "../Toasts";
 import { sortNodeErrors, type NodeError } from "./errors";
@@ -245,6 +246,9 @@ export function RetrieverTree(props: RetrieverTreeProps) {
               ))}
             </ul>
           )}
+          {problems.actions.map((action) => (
+            <InstallModelLink key={JSON.stringify(action)} action={action} />
+          ))}
           <div className="tree-card__actions" role="group" aria-label={t("tree.actionsFor", { name })}>
             {inList && place.index !== null && (
               <>

@@ -55,6 +55,17 @@ describe("placeErrors", () => {
     ]);
   });
 
+  it("keeps what the user can do about a node's problem, for the node to offer", () => {
+    const action = { code: "install_model", params: { kind: "cross-encoder", model: "cross-encoder/ms-marco-MiniLM-L-6-v2" } };
+    const { byNode } = placeErrors([{ ...error("params.retriever.component", "is not installed", "unavailable"), action }], NODES);
+    const placed = byNode.get("params.retriever")!;
+    expect(placed[0]!.action).toEqual(action);
+    const problems = sortNodeErrors(placed, ["children"], ["top_k"]);
+    expect(problems.node).toEqual(["is not installed"]);
+    expect(problems.actions).toEqual([action]);
+    expect(sortNodeErrors([{ node: "", field: ["top_k"], message: "must be ≥ 1", code: "min" }], [], ["top_k"]).actions).toEqual([]);
+  });
+
   it("leaves errors outside the tree to the caller", () => {
     const { byNode, other } = placeErrors([error("name", "is required"), error("document.version")], NODES, ["strategy"]);
     expect(byNode.size).toBe(0);

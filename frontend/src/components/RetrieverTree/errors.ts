@@ -1,4 +1,5 @@
 import type { PathError } from "../../api/components";
+import type { ErrorAction } from "../../api/models";
 import type { FieldError } from "../SchemaForm/errors";
 import { parsePath, startsWith, type Segment } from "./paths";
 import type { NodePath } from "./tree";
@@ -9,6 +10,8 @@ export interface NodeError {
   field: Segment[];
   message: string;
   code: string;
+  /** What the user can do about it in the application (install the model it needs). */
+  action?: ErrorAction;
 }
 
 export interface PlacedErrors {
@@ -35,7 +38,7 @@ export function placeErrors(errors: readonly PathError[], nodes: readonly NodePa
     const owner = candidates.find((candidate) => startsWith(relative, candidate.segments)) ?? { node: "", segments: [] };
     const rest = relative.slice(owner.segments.length);
     const field = rest[0] === "params" ? rest.slice(1) : [];
-    const placed = { node: owner.node, field, message: error.message, code: error.code };
+    const placed = { node: owner.node, field, message: error.message, code: error.code, action: error.action };
     byNode.set(owner.node, [...(byNode.get(owner.node) ?? []), placed]);
   }
   return { byNode, other };
@@ -48,12 +51,14 @@ export interface NodeProblems {
   slots: Map<string, string[]>;
   /** On a field of the node's form. */
   form: FieldError[];
+  /** What the user can do about the node's problems (a link to install a missing model). */
+  actions: ErrorAction[];
 }
 
 /** Sort a node's errors by where they are shown. */
 export function sortNodeErrors(errors: readonly NodeError[], slotNames: readonly string[], formFields: readonly string[]): NodeProblems {
-  const problems: NodeProblems = { node: [], slots: new Map(), form: [] };
-  for (const { field, message } of errors) {
+  const problems: NodeProblems = { node: [], slots: new Map(), form: [], actions: [] };
+  for (const { field, message, action } of errors) {
     const head = field[0];
     if (typeof head === "string" && slotNames.includes(head)) {
       problems.slots.set(head, [...(problems.slots.get(head) ?? []), message]);
@@ -61,6 +66,7 @@ export function sortNodeErrors(errors: readonly NodeError[], slotNames: readonly
       problems.form.push({ path: field, message });
     } else {
       problems.node.push(message);
+      if (action) problems.actions.push(action);
     }
   }
   return problems;

@@ -6,6 +6,7 @@ import type { KnowledgeBase } from "../../api/knowledge";
 import { fetchPipelineTemplates } from "../../api/pipelines";
 import { useCatalog } from "../../catalog/CatalogProvider";
 import { ComponentIcon } from "../../components/ComponentIcon";
+import { InstallModelLink } from "../../components/InstallModelLink";
 import { Modal } from "../../components/Modal";
 import { ErrorNotice, Loading } from "../../components/StatusViews";
 import { useLoad } from "../../lib/useLoad";
@@ -128,6 +129,7 @@ export function NewPipelineDialog({ knowledgeBases, onClose }: { knowledgeBases:
                       {item.unavailable_reason}
                     </span>
                   )}
+                  {!item.available && <InstallModelLink action={item.unavailable_action} />}
                 </label>
               ))}
               <label className={`template-card${chosen === EMPTY ? " is-selected" : ""}`}>

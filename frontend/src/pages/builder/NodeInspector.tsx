@@ -4,6 +4,7 @@ import { useTranslation } from "react-i18next";
 
 import type { CatalogComponent, ComponentDetail, ComponentRef } from "../../api/components";
 import { ComponentIcon } from "../../components/ComponentIcon";
+import { InstallModelLink } from "../../components/InstallModelLink";
 import { sortNodeErrors, type NodeError } from "../../components/RetrieverTree/errors";
 import type { Slot } from "../../components/RetrieverTree/tree";
 import { toErrorSchema } from "../../components/SchemaForm/errors";
@@ -54,6 +55,9 @@ export function NodeInspector({ node, entry, detail, slots, errors, knowledgeBas
               <li key={message}>{message}</li>
             ))}
           </ul>
+          {problems.actions.map((action) => (
+            <InstallModelLink key={JSON.stringify(action)} action={action} />
+          ))}
         </div>
       )}
       {slotNames.length > 0 && <p className="form-field__hint">{t("inspector.slotsInTree", { slots: slots.map((slot) => slot.title).join(", ") })}</p>}

@@ -11,6 +11,7 @@ import {
   type EvaluationInput,
 } from "../../api/evaluation";
 import { fetchPipelines } from "../../api/pipelines";
+import { InstallModelLink } from "../../components/InstallModelLink";
 import { Modal } from "../../components/Modal";
 import { formatPath, parsePath } from "../../components/RetrieverTree/paths";
 import { ComponentRefEditor } from "../../components/SchemaForm/ComponentRefEditor";
@@ -198,6 +199,7 @@ export function NewEvaluationDialog({ datasets, initialDataset, onCreated, onClo
                     <span className="choice__text">
                       <span className="choice__name">{preset.display_name}</span>
                       <span className="choice__description">{preset.available ? preset.description : preset.unavailable_reason}</span>
+                      {!preset.available && <InstallModelLink action={preset.unavailable_action} />}
                     </span>
                   </label>
                   <FieldErrors messages={errors.presets[preset.name] ?? []} />

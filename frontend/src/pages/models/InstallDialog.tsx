@@ -2,7 +2,7 @@ import { useEffect, useId, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
 
 import { pathErrorsIn, pathErrorsOf, type PathError } from "../../api/components";
-import { requestInstall, uploadModel, type ModelInstall, type ModelInstaller, type ModelKind } from "../../api/models";
+import { requestInstall, uploadModel, type InstallTarget, type ModelInstall, type ModelInstaller, type ModelKind } from "../../api/models";
 import { Modal } from "../../components/Modal";
 import { ProgressBar } from "../../components/StatusViews";
 import { useToast } from "../../components/Toasts";
@@ -13,8 +13,17 @@ type Source = "hub" | "zip" | "folder";
 
 const FIELDS = ["reference", "file", "kind", "name", "revision"];
 
+/** A well-known model of each kind, shown as the example id (it must be of the kind chosen). */
+export const EXAMPLE_IDS: Record<ModelKind, string> = {
+  embedding: "sentence-transformers/all-MiniLM-L6-v2",
+  "cross-encoder": "cross-encoder/ms-marco-MiniLM-L-6-v2",
+  llm: "",
+};
+
 interface InstallDialogProps {
   settings: ModelInstaller;
+  /** The model to install, filled in (a link from an error that names a missing model). */
+  initial?: InstallTarget | null;
   onStarted: (install: ModelInstall) => void;
   onClose: () => void;
 }
@@ -26,14 +35,20 @@ export function defaultModelName(reference: string): string {
 }
 
 /** Install a model: from the Hugging Face Hub by id, from a .zip of its folder, or (administrators) from a folder on the server. */
-export function InstallDialog({ settings, onStarted, onClose }: InstallDialogProps) {
+export function InstallDialog({ settings, initial, onStarted, onClose }: InstallDialogProps) {
   const { t, i18n } = useTranslation();
   const toast = useToast();
   const [source, setSource] = useState<Source>(settings.offline ? "zip" : "hub");
-  const [reference, setReference] = useState("");
+  const [reference, setReference] = useState(initial && !settings.offline ? initial.reference : "");
   const [revision, setRevision] = useState("");
   const [file, setFile] = useState<File | null>(null);
-  const [kind, setKind] = useState<ModelKind>(settings.kinds.includes("cross-encoder") ? "cross-encoder" : (settings.kinds[0] ?? "embedding"));
+  // No package ships a cross-encoder, so it is what a user most often comes to install.
+  const [kind, setKind] = useState<ModelKind>(
+    initial && settings.kinds.includes(initial.kind)
+      ? initial.kind
+      : settings.kinds.includes("cross-encoder") ? "cross-encoder" : (settings.kinds[0] ?? "embedding"),
+  );
+  const example = EXAMPLE_IDS[kind] || EXAMPLE_IDS["cross-encoder"];
   const [name, setName] = useState("");
   const [copy, setCopy] = useState(false);
   const [errors, setErrors] = useState<PathError[]>([]);
@@ -114,11 +129,17 @@ export function InstallDialog({ settings, onStarted, onClose }: InstallDialogPro
           </p>
         </fieldset>
 
+        {initial && settings.offline && (
+          <p className="form-field__hint" data-testid="install-offline-target">
+            {t("models.install.offlineTarget", { model: initial.reference })}
+          </p>
+        )}
+
         {source === "hub" && (
           <>
             <Field id={ids.reference} label={t("models.install.hubId")} hint={t("models.install.hubIdHint", { hub: settings.hub_endpoint })} errors={messagesAt("reference")}>
               {(describedBy, invalid) => (
-                <input id={ids.reference} className="input" value={reference} placeholder="cross-encoder/ms-marco-MiniLM-L-6-v2"
+                <input id={ids.reference} className="input" value={reference} placeholder={example}
                   spellCheck={false} autoComplete="off" aria-describedby={describedBy} aria-invalid={invalid || undefined}
                   onChange={(event) => setReference(event.target.value)} data-autofocus />
               )}
@@ -147,7 +168,7 @@ export function InstallDialog({ settings, onStarted, onClose }: InstallDialogPro
           <>
             <Field id={ids.reference} label={t("models.install.folder")} hint={t("models.install.folderHint")} errors={messagesAt("reference")}>
               {(describedBy, invalid) => (
-                <input id={ids.reference} className="input" value={reference} placeholder="/srv/models/ms-marco-MiniLM-L-6-v2"
+                <input id={ids.reference} className="input" value={reference} placeholder={`/srv/models/${defaultModelName(example)}`}
                   spellCheck={false} autoComplete="off" aria-describedby={describedBy} aria-invalid={invalid || undefined}
                   onChange={(event) => setReference(event.target.value)} />
               )}

@@ -1,4 +1,4 @@
-import { CircleAlert } from "lucide-react";
+import { CircleAlert, RotateCw, Trash2 } from "lucide-react";
 import { useTranslation } from "react-i18next";
 
 import { isActiveInstall, type ModelInstall } from "../../api/models";
@@ -7,8 +7,19 @@ import { formatBytes } from "../../lib/format";
 
 const BADGE: Record<string, string> = { ready: " badge--ready", failed: " badge--failed", queued: " badge--queued", removed: " badge--queued" };
 
-/** The user's installs, newest first: what each installs and where it stands, live. */
-export function InstallList({ installs }: { installs: readonly ModelInstall[] }) {
+interface InstallListProps {
+  installs: readonly ModelInstall[];
+  /** Ids with a retry or removal under way: their buttons wait. */
+  busy: ReadonlySet<number>;
+  onRetry: (install: ModelInstall) => void;
+  onRemove: (install: ModelInstall) => void;
+}
+
+/**
+ * The user's installs, newest first: what each installs and where it stands, live. A failed one
+ * can be tried again from the same source, or removed with what it kept on the server.
+ */
+export function InstallList({ installs, busy, onRetry, onRemove }: InstallListProps) {
   const { t, i18n } = useTranslation();
   const language = i18n.resolvedLanguage ?? "en";
   return (
@@ -49,6 +60,30 @@ export function InstallList({ installs }: { installs: readonly ModelInstall[] })
                 </p>
               )}
             </div>
+            {install.status === "failed" && (
+              <div className="document__actions">
+                <button
+                  type="button"
+                  className="button button--small"
+                  aria-label={t("models.installs.retryNamed", { name: install.name })}
+                  disabled={busy.has(install.id)}
+                  onClick={() => onRetry(install)}
+                >
+                  <RotateCw aria-hidden="true" size={14} />
+                  {t("models.installs.retry")}
+                </button>
+                <button
+                  type="button"
+                  className="icon-button icon-button--danger"
+                  aria-label={t("models.installs.removeNamed", { name: install.name })}
+                  title={t("models.installs.remove")}
+                  disabled={busy.has(install.id)}
+                  onClick={() => onRemove(install)}
+                >
+                  <Trash2 aria-hidden="true" size={16} />
+                </button>
+              </div>
+            )}
           </li>
         );
       })}

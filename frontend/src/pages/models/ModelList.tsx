@@ -13,8 +13,10 @@ interface ModelListProps {
 }
 
 /**
- * Models of one kind: where each came from, whose it is (a private model is marked), its size
- * and licence, and what it lets run. The server says which ones this user may remove.
+ * Models of one kind, each by its own name (a packaged model's as its authors publish it, with
+ * the name pipelines use and the package that carries it as details): where each came from,
+ * whose it is (a private model is marked), its size and licence, and what it lets run. The
+ * server says which ones this user may remove.
  */
 export function ModelList({ models, presets, onRemove }: ModelListProps) {
   const { t, i18n } = useTranslation();
@@ -26,7 +28,7 @@ export function ModelList({ models, presets, onRemove }: ModelListProps) {
         <li key={`${model.source}:${model.name}`} className="document" data-model-name={model.name}>
           <div className="document__body">
             <div className="document__head">
-              <span className="document__name">{model.name}</span>
+              <span className="document__name">{model.display_name || model.name}</span>
               <span className={`badge${model.source === "package" ? " badge--queued" : " badge--ready"}`}>
                 {t(`models.sources.${model.source}`)}
               </span>
@@ -40,6 +42,12 @@ export function ModelList({ models, presets, onRemove }: ModelListProps) {
                 </span>
               )}
             </div>
+            {model.display_name && model.display_name !== model.name && (
+              <span className="document__note model__id" title={t("models.pipelineNameTitle")}>
+                {t("models.pipelineName")} <code>{model.name}</code>
+                {model.upstream && ` · ${t("models.upstream", { id: model.upstream })}`}
+              </span>
+            )}
             <div className="card__meta">
               <span className="chip">{formatBytes(model.size, language)}</span>
               <span className="chip" title={t("models.licenseTitle")}>

@@ -1,13 +1,25 @@
 import { Boxes, CloudOff, Download, Lock } from "lucide-react";
-import { useCallback, useState } from "react";
+import { useCallback, useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 
-import { fetchInstaller, fetchModels, MODEL_KINDS, removeModel, type InstalledModel, type ModelInstall } from "../../api/models";
+import {
+  deleteInstall,
+  fetchInstaller,
+  fetchModels,
+  installTargetIn,
+  MODEL_KINDS,
+  removeModel,
+  retryInstall,
+  type InstalledModel,
+  type InstallTarget,
+  type ModelInstall,
+} from "../../api/models";
 import { fetchPresets } from "../../api/evaluation";
 import { ConfirmDialog } from "../../components/ConfirmDialog";
 import { EmptyState, ErrorNotice, Loading } from "../../components/StatusViews";
 import { useToast } from "../../components/Toasts";
 import { useLoad } from "../../lib/useLoad";
+import { useLocation, useNavigate } from "../../router/Router";
 import { useDocumentTitle } from "../../shell/useDocumentTitle";
 import { InstallDialog } from "./InstallDialog";
 import { InstallList } from "./InstallList";
@@ -19,6 +31,8 @@ import { ModelList } from "./ModelList";
  * possible), the user's installs with their live progress, and the install dialog: from the
  * Hugging Face Hub, a .zip of a model folder, or (administrators) a folder on the server.
  * What an ordinary user installs is private to them; what an administrator installs, shared.
+ * `/models?install=<kind>:<id>` (where an error about a missing model links) opens the install
+ * dialog filled in; a failed install can be retried or removed.
  */
 export function ModelsPage() {
   const { t, i18n } = useTranslation();
@@ -27,9 +41,24 @@ export function ModelsPage() {
   const models = useLoad(fetchModels, []);
   const installer = useLoad(fetchInstaller, []);
   const presets = useLoad(fetchPresets, [language]);
+  const { search } = useLocation();
+  const navigate = useNavigate();
   const [installing, setInstalling] = useState(false);
+  const [target, setTarget] = useState<InstallTarget | null>(null);
   const [removing, setRemoving] = useState<InstalledModel | null>(null);
+  const [discarding, setDiscarding] = useState<ModelInstall | null>(null);
+  const [busy, setBusy] = useState<ReadonlySet<number>>(new Set());
   useDocumentTitle(t("models.title"));
+
+  // The address asks for an install: open the dialog on it, and leave a plain /models behind,
+  // so that reloading or going back does not open it again.
+  useEffect(() => {
+    const asked = installTargetIn(search);
+    if (!asked) return;
+    setTarget(asked);
+    setInstalling(true);
+    navigate("/models", { replace: true });
+  }, [search, navigate]);
 
   const { reload: reloadModels } = models;
   const { reload: reloadPresets } = presets;
@@ -58,6 +87,46 @@ export function ModelsPage() {
     } catch (error) {
       toast.error(t("models.removeFailed", { name: model.name }), error);
     }
+  };
+
+  const working = (id: number, on: boolean) =>
+    setBusy((current) => {
+      const next = new Set(current);
+      if (on) next.add(id);
+      else next.delete(id);
+      return next;
+    });
+
+  const retry = async (install: ModelInstall) => {
+    working(install.id, true);
+    try {
+      await retryInstall(install.id);
+      toast.success(t("models.installs.retried", { name: install.name }));
+    } catch (error) {
+      toast.error(t("models.installs.retryFailed", { name: install.name }), error);
+    } finally {
+      working(install.id, false);
+      void feed.refresh();
+    }
+  };
+
+  const discard = async (install: ModelInstall) => {
+    setDiscarding(null);
+    working(install.id, true);
+    try {
+      await deleteInstall(install.id);
+      toast.success(t("models.installs.removed", { name: install.name }));
+    } catch (error) {
+      toast.error(t("models.installs.removeFailed", { name: install.name }), error);
+    } finally {
+      working(install.id, false);
+      void feed.refresh();
+    }
+  };
+
+  const closeInstall = () => {
+    setInstalling(false);
+    setTarget(null);
   };
 
   return (
@@ -105,7 +174,7 @@ export function ModelsPage() {
             </h2>
             <span className="muted">{t(`models.connection.${feed.connection}`)}</span>
           </div>
-          <InstallList installs={feed.installs ?? []} />
+          <InstallList installs={feed.installs ?? []} busy={busy} onRetry={(install) => void retry(install)} onRemove={setDiscarding} />
         </section>
       )}
       {feed.error && <ErrorNotice title={t("models.installs.loadFailed")} message={feed.error} onRetry={() => void feed.refresh()} />}
@@ -139,18 +208,29 @@ export function ModelsPage() {
       {installing && settings && (
         <InstallDialog
           settings={settings}
-          onClose={() => setInstalling(false)}
+          initial={target}
+          onClose={closeInstall}
           onStarted={(install) => {
-            setInstalling(false);
+            closeInstall();
             feed.add(install);
             toast.success(t("models.install.started", { name: install.name }));
           }}
         />
       )}
+      {discarding && (
+        <ConfirmDialog
+          title={t("models.installs.removeTitle")}
+          message={t(`models.installs.removeMessage.${discarding.source}`, { name: discarding.name })}
+          confirmLabel={t("models.installs.remove")}
+          danger
+          onConfirm={() => void discard(discarding)}
+          onCancel={() => setDiscarding(null)}
+        />
+      )}
       {removing && (
         <ConfirmDialog
           title={t("models.removeTitle")}
-          message={t("models.removeMessage", { name: removing.name })}
+          message={t("models.removeMessage", { name: removing.display_name || removing.name })}
           confirmLabel={t("models.remove")}
           danger
           onConfirm={() => void remove(removing)}

@@ -3,9 +3,10 @@ import { useCallback, useRef } from "react";
 import { fetchInstalls, isActiveInstall, modelsSocketUrl, type InstallMessage, type ModelInstall } from "../../api/models";
 import { POLL_MS, useLiveFeed } from "../../lib/liveFeed";
 
-/** The installs after one message, newest first. */
+/** The installs after one message (a snapshot, a change, a removal), newest first. */
 export function applyInstallMessage(installs: readonly ModelInstall[], message: InstallMessage): ModelInstall[] {
   if (message.type === "model.installs") return [...message.installs];
+  if (message.type === "model.install.deleted") return installs.filter((install) => install.id !== message.id);
   const at = installs.findIndex((install) => install.id === message.install.id);
   if (at < 0) return [message.install, ...installs];
   return installs.map((install, index) => (index === at ? message.install : install));
@@ -34,7 +35,7 @@ export function useInstallFeed(language: string, onSettled: (install: ModelInsta
     load: fetchInstalls,
     socketUrl: modelsSocketUrl(language),
     apply: (installs, message) =>
-      message.type === "model.installs" || message.type === "model.install"
+      message.type === "model.installs" || message.type === "model.install" || message.type === "model.install.deleted"
         ? applyInstallMessage(installs ?? [], message)
         : installs,
     pollMs: (installs) => (installs?.some((install) => isActiveInstall(install.status)) ?? true ? POLL_MS : POLL_MS * 5),

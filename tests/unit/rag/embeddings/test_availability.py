@@ -75,12 +75,13 @@ def test_sentence_transformer_pointing_at_a_missing_path_names_it(tmp_path):
                        "give the directory of a saved sentence-transformers model")
 
 
-def test_sentence_transformer_with_an_uncached_hub_name_says_how_to_get_it():
+def test_sentence_transformer_with_an_uncached_hub_name_points_to_the_models_page():
     problem = timed(SentenceTransformerEmbedding, {"model_name_or_path": "BAAI/bge-small-en-v1.5"})
-    assert "BAAI/bge-small-en-v1.5 is not in the local Hugging Face cache" in problem
-    assert "`hf download BAAI/bge-small-en-v1.5`" in problem
+    assert problem.startswith("no embedding model named BAAI/bge-small-en-v1.5 is installed")
+    assert "Models page" in problem and "`" not in problem
+    assert problem.action == {"code": "install_model", "params": {"kind": "embedding", "model": "BAAI/bge-small-en-v1.5"}}
     bare = timed(SentenceTransformerEmbedding, {"model_name_or_path": "all-mpnet-base-v2"})
-    assert "`hf download sentence-transformers/all-mpnet-base-v2`" in bare
+    assert bare.action["params"]["model"] == "sentence-transformers/all-mpnet-base-v2"
 
 
 def test_sentence_transformer_on_a_local_directory_is_available_and_embeds():

@@ -54,7 +54,9 @@ def test_a_model_with_no_local_copy_is_a_validation_error_that_says_how_to_insta
     _, errors = validate_tree(tree, registry=load_components(), check_availability=True)
     assert time.monotonic() - started < 5
     assert [(error.path, error.code) for error in errors] == [("component", "unavailable")]
-    assert "manage.py models install cross-encoder/ms-marco-MiniLM-L-6-v2 --kind cross-encoder" in errors[0].message
+    assert "manage.py" not in errors[0].message
+    assert errors[0].action == {"code": "install_model",
+                                "params": {"kind": "cross-encoder", "model": "cross-encoder/ms-marco-MiniLM-L-6-v2"}}
     assert "Models page" in errors[0].message
 
 

@@ -1,7 +1,7 @@
 import pytest
 
 from rag.components import load_components
-from rag.core import TrellisError, validate_tree
+from rag.core import TrellisError, install_model_action, validate_tree
 from rag.retrievers.cross_encoder import SentenceTransformerCrossEncoderRetriever
 from rag.retrievers.cross_encoder.retriever import sigmoid
 from rag.retrievers.llm_rerank import LLMRerankRetriever
@@ -136,7 +136,8 @@ class TestCrossEncoderReranker:
                                    "params": {"model_name": "cross-encoder/ms-marco-MiniLM-L-6-v2"}},
                                   registry=registry, check_availability=True)
         assert [(error.path, error.code) for error in errors] == [("component", "unavailable")]
-        assert "manage.py models install cross-encoder/ms-marco-MiniLM-L-6-v2 --kind cross-encoder" in errors[0].message
+        assert "Models page" in errors[0].message and "manage.py" not in errors[0].message
+        assert errors[0].action == install_model_action("cross-encoder", "cross-encoder/ms-marco-MiniLM-L-6-v2")
 
     def test_a_model_without_a_local_copy_fails_with_what_to_do_but_no_hits_need_no_model(self, tmp_path):
         reranker = CrossEncoderReranker(model_name=str(tmp_path))
