@@ -72,8 +72,11 @@ interface SubmitDialogProps {
   onSubmit: () => void;
   onClose: () => void;
   /** The upload's progress (0–1) while a file is sent, and what is being sent. */
-  uploaded: number | null;
-  uploadLabel: string;
+  uploaded?: number | null;
+  uploadLabel?: string;
+  size?: "small" | "medium" | "large";
+  /** "off" for a form of secrets the browser must not offer to remember. */
+  autoComplete?: "off";
   /** The server's errors that no field of the form shows. */
   unplacedErrors: readonly PathError[];
   children: ReactNode;
@@ -87,6 +90,7 @@ export function SubmitDialog(props: SubmitDialogProps) {
     <Modal
       title={props.title}
       onClose={props.onClose}
+      size={props.size}
       footer={
         <>
           <button type="button" className="button" onClick={props.onClose}>
@@ -102,15 +106,16 @@ export function SubmitDialog(props: SubmitDialogProps) {
         id={formId}
         className="stack"
         noValidate
+        autoComplete={props.autoComplete}
         onSubmit={(event) => {
           event.preventDefault();
           if (props.ready && !props.busy) props.onSubmit();
         }}
       >
         {props.children}
-        {props.uploaded !== null && (
+        {props.uploaded != null && (
           <div className="upload-item__progress">
-            <ProgressBar value={props.uploaded} label={props.uploadLabel} />
+            <ProgressBar value={props.uploaded} label={props.uploadLabel ?? ""} />
             <span className="upload-item__percent">{t("upload.percent", { percent: Math.round(props.uploaded * 100) })}</span>
           </div>
         )}

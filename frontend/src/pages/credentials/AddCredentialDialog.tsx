@@ -1,13 +1,13 @@
 import { useEffect, useId, useMemo, useState } from "react";
 import { useTranslation } from "react-i18next";
 
-import { pathErrorsOf, type ComponentDetail, type PathError } from "../../api/components";
+import type { ComponentDetail } from "../../api/components";
 import { createCredential, type Credential } from "../../api/credentials";
 import { useCatalog } from "../../catalog/CatalogProvider";
-import { Modal } from "../../components/Modal";
 import { SchemaForm } from "../../components/SchemaForm/SchemaForm";
 import { toErrorSchema } from "../../components/SchemaForm/errors";
 import type { Params } from "../../components/SchemaForm/schemaUi";
+import { SubmitDialog, useSubmission } from "../../components/SubmitDialog";
 import { useToast } from "../../components/Toasts";
 import { valueParam } from "./secrets";
 
@@ -34,8 +34,8 @@ export function AddCredentialDialog({ onDone, onClose }: AddCredentialDialogProp
   const [detail, setDetail] = useState<ComponentDetail | null>(null);
   const [name, setName] = useState("");
   const [values, setValues] = useState<Params>({});
-  const [errors, setErrors] = useState<PathError[]>([]);
-  const [busy, setBusy] = useState(false);
+  const submission = useSubmission(t("credentials.addFailed"));
+  const { errors, busy } = submission;
   const ids = { kind: useId(), name: useId(), form: useId() };
   // An OpenAI-compatible key is what most users come to add: offered first when the server has it.
   const chosen = kind || (kinds.find((component) => component.name === OPENAI_KEY) ?? kinds[0])?.name || "";
@@ -63,108 +63,85 @@ export function AddCredentialDialog({ onDone, onClose }: AddCredentialDialogProp
   );
   const unplaced = errors.filter((error) => error.path !== "name" && error.path !== "kind" && valueParam(error.path) === null);
 
-  const submit = async (event: React.FormEvent) => {
-    event.preventDefault();
-    setBusy(true);
-    setErrors([]);
-    try {
-      const saved = await createCredential({ name: name.trim(), kind: chosen, values });
+  const submit = () =>
+    submission.send(() => createCredential({ name: name.trim(), kind: chosen, values }), (saved) => {
       setValues({});
       onDone(saved);
-    } catch (error) {
-      const list = pathErrorsOf(error);
-      if (list?.length) setErrors(list);
-      else toast.error(t("credentials.addFailed"), error);
-      setBusy(false);
-    }
-  };
+    });
 
   return (
-    <Modal
+    <SubmitDialog
       title={t("credentials.addTitle")}
+      submitLabel={t("credentials.save")}
+      ready={name.trim() !== "" && detail !== null}
+      busy={busy}
+      onSubmit={submit}
       onClose={onClose}
-      footer={
-        <>
-          <button type="button" className="button" onClick={onClose}>
-            {t("common.cancel")}
-          </button>
-          <button type="submit" form={ids.form} className="button button--primary" disabled={busy || !name.trim() || !detail}>
-            {t("credentials.save")}
-          </button>
-        </>
-      }
+      unplacedErrors={unplaced}
+      autoComplete="off"
     >
-      <form id={ids.form} className="stack" onSubmit={submit} noValidate autoComplete="off">
-        <div className="field">
-          <label htmlFor={ids.kind} className="field__label">
-            {t("credentials.kind")}
-          </label>
-          <select
-            id={ids.kind}
-            className="input"
-            value={chosen}
-            onChange={(event) => {
-              setKind(event.target.value);
-              setValues({});
-              setErrors([]);
-            }}
-          >
-            {kinds.map((component) => (
-              <option key={component.name} value={component.name}>
-                {component.display_name}
-              </option>
-            ))}
-          </select>
-          {detail && <p className="form-field__hint">{detail.description}</p>}
-          {messagesAt("kind").map((message) => (
-            <p key={message} className="form-error">
-              {message}
-            </p>
+      <div className="field">
+        <label htmlFor={ids.kind} className="field__label">
+          {t("credentials.kind")}
+        </label>
+        <select
+          id={ids.kind}
+          className="input"
+          value={chosen}
+          onChange={(event) => {
+            setKind(event.target.value);
+            setValues({});
+            submission.setErrors([]);
+          }}
+        >
+          {kinds.map((component) => (
+            <option key={component.name} value={component.name}>
+              {component.display_name}
+            </option>
           ))}
-        </div>
-        <div className="field">
-          <label htmlFor={ids.name} className="field__label">
-            {t("credentials.name")}
-          </label>
-          <input
-            id={ids.name}
-            className="input"
-            value={name}
-            maxLength={100}
-            data-autofocus
-            placeholder="openai-main"
-            aria-invalid={messagesAt("name").length > 0 || undefined}
-            onChange={(event) => setName(event.target.value)}
-          />
-          <p className="form-field__hint">{t("credentials.nameHint")}</p>
-          {messagesAt("name").map((message) => (
-            <p key={message} className="form-error">
-              {message}
-            </p>
-          ))}
-        </div>
-        {detail ? (
-          <SchemaForm
-            key={detail.name}
-            schema={detail.schema}
-            value={values}
-            onChange={(next) => setValues(next)}
-            idPrefix={`${ids.form}-values`}
-            extraErrors={valueErrors}
-            disabled={busy}
-          />
-        ) : (
-          <p className="muted">{t("credentials.kindLoading")}</p>
-        )}
-        <p className="form-field__hint">{t("credentials.neverShown")}</p>
-        {unplaced.length > 0 && (
-          <ul className="form-error">
-            {unplaced.map((error) => (
-              <li key={error.path + error.message}>{error.message}</li>
-            ))}
-          </ul>
-        )}
-      </form>
-    </Modal>
+        </select>
+        {detail && <p className="form-field__hint">{detail.description}</p>}
+        {messagesAt("kind").map((message) => (
+          <p key={message} className="form-error">
+            {message}
+          </p>
+        ))}
+      </div>
+      <div className="field">
+        <label htmlFor={ids.name} className="field__label">
+          {t("credentials.name")}
+        </label>
+        <input
+          id={ids.name}
+          className="input"
+          value={name}
+          maxLength={100}
+          data-autofocus
+          placeholder="openai-main"
+          aria-invalid={messagesAt("name").length > 0 || undefined}
+          onChange={(event) => setName(event.target.value)}
+        />
+        <p className="form-field__hint">{t("credentials.nameHint")}</p>
+        {messagesAt("name").map((message) => (
+          <p key={message} className="form-error">
+            {message}
+          </p>
+        ))}
+      </div>
+      {detail ? (
+        <SchemaForm
+          key={detail.name}
+          schema={detail.schema}
+          value={values}
+          onChange={(next) => setValues(next)}
+          idPrefix={`${ids.form}-values`}
+          extraErrors={valueErrors}
+          disabled={busy}
+        />
+      ) : (
+        <p className="muted">{t("credentials.kindLoading")}</p>
+      )}
+      <p className="form-field__hint">{t("credentials.neverShown")}</p>
+    </SubmitDialog>
   );
 }

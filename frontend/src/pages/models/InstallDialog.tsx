@@ -1,13 +1,10 @@
-import { useEffect, useId, useRef, useState } from "react";
+import { useId, useState } from "react";
 import { useTranslation } from "react-i18next";
 
-import { pathErrorsIn, pathErrorsOf, type PathError } from "../../api/components";
 import { requestInstall, uploadModel, type InstallTarget, type ModelInstall, type ModelInstaller, type ModelKind } from "../../api/models";
-import { Modal } from "../../components/Modal";
-import { ProgressBar } from "../../components/StatusViews";
-import { useToast } from "../../components/Toasts";
 import { formatBytes } from "../../lib/format";
-import { Field, UnplacedErrors } from "../../components/fields";
+import { Field } from "../../components/fields";
+import { SubmitDialog, useSubmission } from "../../components/SubmitDialog";
 
 type Source = "hub" | "zip" | "folder";
 
@@ -37,7 +34,6 @@ export function defaultModelName(reference: string): string {
 /** Install a model: from the Hugging Face Hub by id, from a .zip of its folder, or (administrators) from a folder on the server. */
 export function InstallDialog({ settings, initial, onStarted, onClose }: InstallDialogProps) {
   const { t, i18n } = useTranslation();
-  const toast = useToast();
   const [source, setSource] = useState<Source>(settings.offline ? "zip" : "hub");
   const [reference, setReference] = useState(initial && !settings.offline ? initial.reference : "");
   const [revision, setRevision] = useState("");
@@ -51,168 +47,128 @@ export function InstallDialog({ settings, initial, onStarted, onClose }: Install
   const example = EXAMPLE_IDS[kind] || EXAMPLE_IDS["cross-encoder"];
   const [name, setName] = useState("");
   const [copy, setCopy] = useState(false);
-  const [errors, setErrors] = useState<PathError[]>([]);
-  const [busy, setBusy] = useState(false);
-  const [uploaded, setUploaded] = useState<number | null>(null);
-  const abort = useRef<AbortController | null>(null);
+  const submission = useSubmission(t("models.install.failed"));
+  const { busy, uploaded, messagesAt } = submission;
   const ids = { source: useId(), reference: useId(), revision: useId(), file: useId(), kind: useId(), name: useId(), copy: useId() };
-  useEffect(() => () => abort.current?.abort(), []);
 
-  const messagesAt = (field: string) => errors.filter((error) => error.path === field).map((error) => error.message);
-  const unplaced = errors.filter((error) => !FIELDS.includes(error.path));
+  const unplaced = submission.errors.filter((error) => !FIELDS.includes(error.path));
   const placeholder = defaultModelName(source === "zip" ? (file?.name ?? "") : reference);
   const ready = source === "zip" ? file !== null : reference.trim() !== "";
 
-  const fail = (list: PathError[] | null, error?: unknown) => {
-    if (list) setErrors(list);
-    else toast.error(t("models.install.failed"), error);
-    setBusy(false);
-    setUploaded(null);
-  };
-
-  const submit = async (event: React.FormEvent) => {
-    event.preventDefault();
-    if (!ready || busy) return;
-    setBusy(true);
-    setErrors([]);
-    if (source !== "zip") {
-      try {
-        onStarted(await requestInstall({ source, reference: reference.trim(), kind, name: name.trim(), revision: revision.trim(), copy }));
-      } catch (error) {
-        fail(pathErrorsOf(error), error);
-      }
-      return;
-    }
-    abort.current = new AbortController();
-    setUploaded(0);
-    try {
-      const result = await uploadModel({ file: file!, kind, name: name.trim() }, setUploaded, abort.current.signal);
-      if (result.status === 201) onStarted(result.body as ModelInstall);
-      else fail(result.status === 400 ? pathErrorsIn(result.body) : null, new Error(t("errors.http", { status: result.status })));
-    } catch (error) {
-      fail(null, error);
-    }
-  };
+  const submit = () =>
+    source === "zip"
+      ? submission.upload<ModelInstall>((onProgress, signal) => uploadModel({ file: file!, kind, name: name.trim() }, onProgress, signal), onStarted)
+      : submission.send(
+          () => requestInstall({ source, reference: reference.trim(), kind, name: name.trim(), revision: revision.trim(), copy }),
+          onStarted,
+        );
 
   const choice = (value: Source, label: string, disabled = false) => (
     <label className="choice">
       <input type="radio" name={ids.source} value={value} checked={source === value} disabled={disabled}
-        onChange={() => { setSource(value); setErrors([]); }} />
+        onChange={() => { setSource(value); submission.setErrors([]); }} />
       <span>{label}</span>
     </label>
   );
 
   return (
-    <Modal
+    <SubmitDialog
       title={t("models.install.title")}
+      submitLabel={t("models.install.submit")}
+      ready={ready}
+      busy={busy}
+      onSubmit={submit}
       onClose={onClose}
-      footer={
-        <>
-          <button type="button" className="button" onClick={onClose}>
-            {t("common.cancel")}
-          </button>
-          <button type="submit" form="model-install-form" className="button button--primary" disabled={busy || !ready}>
-            {t("models.install.submit")}
-          </button>
-        </>
-      }
+      uploaded={uploaded}
+      uploadLabel={t("models.install.uploading", { name: file?.name ?? "" })}
+      unplacedErrors={unplaced}
     >
-      <form id="model-install-form" className="stack" onSubmit={submit} noValidate>
-        <fieldset className="choice-group">
-          <legend className="field__label">{t("models.install.source")}</legend>
-          {choice("hub", t("models.install.sourceHub"), settings.offline)}
-          {choice("zip", t("models.install.sourceZip"))}
-          {settings.can_install_folders && choice("folder", t("models.install.sourceFolder"))}
-          {settings.offline && <p className="form-field__hint">{t("models.offline.detail")}</p>}
-          <p className="form-field__hint" data-testid="install-access">
-            {t(settings.installs_private ? "models.install.privateHint" : "models.install.sharedHint")}
-          </p>
-        </fieldset>
+      <fieldset className="choice-group">
+        <legend className="field__label">{t("models.install.source")}</legend>
+        {choice("hub", t("models.install.sourceHub"), settings.offline)}
+        {choice("zip", t("models.install.sourceZip"))}
+        {settings.can_install_folders && choice("folder", t("models.install.sourceFolder"))}
+        {settings.offline && <p className="form-field__hint">{t("models.offline.detail")}</p>}
+        <p className="form-field__hint" data-testid="install-access">
+          {t(settings.installs_private ? "models.install.privateHint" : "models.install.sharedHint")}
+        </p>
+      </fieldset>
 
-        {initial && settings.offline && (
-          <p className="form-field__hint" data-testid="install-offline-target">
-            {t("models.install.offlineTarget", { model: initial.reference })}
-          </p>
-        )}
+      {initial && settings.offline && (
+        <p className="form-field__hint" data-testid="install-offline-target">
+          {t("models.install.offlineTarget", { model: initial.reference })}
+        </p>
+      )}
 
-        {source === "hub" && (
-          <>
-            <Field id={ids.reference} label={t("models.install.hubId")} hint={t("models.install.hubIdHint", { hub: settings.hub_endpoint })} errors={messagesAt("reference")}>
-              {(describedBy, invalid) => (
-                <input id={ids.reference} className="input" value={reference} placeholder={example}
-                  spellCheck={false} autoComplete="off" aria-describedby={describedBy} aria-invalid={invalid || undefined}
-                  onChange={(event) => setReference(event.target.value)} data-autofocus />
-              )}
-            </Field>
-            <Field id={ids.revision} label={t("models.install.revision")} hint={t("models.install.revisionHint")} errors={messagesAt("revision")}>
-              {(describedBy, invalid) => (
-                <input id={ids.revision} className="input" value={revision} placeholder="main" spellCheck={false}
-                  aria-describedby={describedBy} aria-invalid={invalid || undefined} onChange={(event) => setRevision(event.target.value)} />
-              )}
-            </Field>
-          </>
-        )}
-
-        {source === "zip" && (
-          <Field id={ids.file} label={t("models.install.file")}
-            hint={t("models.install.fileHint", { limit: formatBytes(settings.max_bytes, i18n.resolvedLanguage ?? "en") })} errors={messagesAt("file")}>
+      {source === "hub" && (
+        <>
+          <Field id={ids.reference} label={t("models.install.hubId")} hint={t("models.install.hubIdHint", { hub: settings.hub_endpoint })} errors={messagesAt("reference")}>
             {(describedBy, invalid) => (
-              <input id={ids.file} type="file" className="input" accept=".zip,application/zip" data-testid="model-file"
-                aria-describedby={describedBy} aria-invalid={invalid || undefined}
-                onChange={(event) => setFile(event.target.files?.[0] ?? null)} />
+              <input id={ids.reference} className="input" value={reference} placeholder={example}
+                spellCheck={false} autoComplete="off" aria-describedby={describedBy} aria-invalid={invalid || undefined}
+                onChange={(event) => setReference(event.target.value)} data-autofocus />
             )}
           </Field>
-        )}
+          <Field id={ids.revision} label={t("models.install.revision")} hint={t("models.install.revisionHint")} errors={messagesAt("revision")}>
+            {(describedBy, invalid) => (
+              <input id={ids.revision} className="input" value={revision} placeholder="main" spellCheck={false}
+                aria-describedby={describedBy} aria-invalid={invalid || undefined} onChange={(event) => setRevision(event.target.value)} />
+            )}
+          </Field>
+        </>
+      )}
 
-        {source === "folder" && (
-          <>
-            <Field id={ids.reference} label={t("models.install.folder")} hint={t("models.install.folderHint")} errors={messagesAt("reference")}>
-              {(describedBy, invalid) => (
-                <input id={ids.reference} className="input" value={reference} placeholder={`/srv/models/${defaultModelName(example)}`}
-                  spellCheck={false} autoComplete="off" aria-describedby={describedBy} aria-invalid={invalid || undefined}
-                  onChange={(event) => setReference(event.target.value)} />
-              )}
-            </Field>
-            <label className="choice">
-              <input id={ids.copy} type="checkbox" checked={copy} onChange={(event) => setCopy(event.target.checked)} />
-              <span>{t("models.install.copy")}</span>
-            </label>
-          </>
-        )}
+      {source === "zip" && (
+        <Field id={ids.file} label={t("models.install.file")}
+          hint={t("models.install.fileHint", { limit: formatBytes(settings.max_bytes, i18n.resolvedLanguage ?? "en") })} errors={messagesAt("file")}>
+          {(describedBy, invalid) => (
+            <input id={ids.file} type="file" className="input" accept=".zip,application/zip" data-testid="model-file"
+              aria-describedby={describedBy} aria-invalid={invalid || undefined}
+              onChange={(event) => setFile(event.target.files?.[0] ?? null)} />
+          )}
+        </Field>
+      )}
 
-        <div className="form-row">
-          <div className="field--grow">
-            <Field id={ids.kind} label={t("models.install.kind")} errors={messagesAt("kind")}>
-              {(describedBy, invalid) => (
-                <select id={ids.kind} className="input" value={kind} aria-describedby={describedBy} aria-invalid={invalid || undefined}
-                  onChange={(event) => setKind(event.target.value as ModelKind)}>
-                  {settings.kinds.map((item) => (
-                    <option key={item} value={item}>
-                      {t(`models.kind.${item}`)}
-                    </option>
-                  ))}
-                </select>
-              )}
-            </Field>
-          </div>
-          <div className="field--grow">
-            <Field id={ids.name} label={t("models.install.name")} hint={t("models.install.nameHint")} errors={messagesAt("name")}>
-              {(describedBy, invalid) => (
-                <input id={ids.name} className="input" value={name} placeholder={placeholder} maxLength={100} spellCheck={false}
-                  aria-describedby={describedBy} aria-invalid={invalid || undefined} onChange={(event) => setName(event.target.value)} />
-              )}
-            </Field>
-          </div>
+      {source === "folder" && (
+        <>
+          <Field id={ids.reference} label={t("models.install.folder")} hint={t("models.install.folderHint")} errors={messagesAt("reference")}>
+            {(describedBy, invalid) => (
+              <input id={ids.reference} className="input" value={reference} placeholder={`/srv/models/${defaultModelName(example)}`}
+                spellCheck={false} autoComplete="off" aria-describedby={describedBy} aria-invalid={invalid || undefined}
+                onChange={(event) => setReference(event.target.value)} />
+            )}
+          </Field>
+          <label className="choice">
+            <input id={ids.copy} type="checkbox" checked={copy} onChange={(event) => setCopy(event.target.checked)} />
+            <span>{t("models.install.copy")}</span>
+          </label>
+        </>
+      )}
+
+      <div className="form-row">
+        <div className="field--grow">
+          <Field id={ids.kind} label={t("models.install.kind")} errors={messagesAt("kind")}>
+            {(describedBy, invalid) => (
+              <select id={ids.kind} className="input" value={kind} aria-describedby={describedBy} aria-invalid={invalid || undefined}
+                onChange={(event) => setKind(event.target.value as ModelKind)}>
+                {settings.kinds.map((item) => (
+                  <option key={item} value={item}>
+                    {t(`models.kind.${item}`)}
+                  </option>
+                ))}
+              </select>
+            )}
+          </Field>
         </div>
-
-        {uploaded !== null && (
-          <div className="upload-item__progress">
-            <ProgressBar value={uploaded} label={t("models.install.uploading", { name: file?.name ?? "" })} />
-            <span className="upload-item__percent">{t("upload.percent", { percent: Math.round(uploaded * 100) })}</span>
-          </div>
-        )}
-        <UnplacedErrors errors={unplaced} />
-      </form>
-    </Modal>
+        <div className="field--grow">
+          <Field id={ids.name} label={t("models.install.name")} hint={t("models.install.nameHint")} errors={messagesAt("name")}>
+            {(describedBy, invalid) => (
+              <input id={ids.name} className="input" value={name} placeholder={placeholder} maxLength={100} spellCheck={false}
+                aria-describedby={describedBy} aria-invalid={invalid || undefined} onChange={(event) => setName(event.target.value)} />
+            )}
+          </Field>
+        </div>
+      </div>
+    </SubmitDialog>
   );
 }
