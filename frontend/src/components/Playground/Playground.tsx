@@ -62,7 +62,7 @@ export function Playground({ knowledgeBaseId, retriever, title }: PlaygroundProp
   const scale = (key: string | null | undefined) => (key ? t(`trace.scale.${key}`) : t("playground.score"));
 
   return (
-    <section className="playground" aria-label={t("playground.title")}>
+    <div className="playground">
       <form
         className="playground__form"
         onSubmit={(event) => {
@@ -147,6 +147,6 @@ export function Playground({ knowledgeBaseId, retriever, title }: PlaygroundProp
           )}
         </div>
       )}
-    </section>
+    </div>
   );
 }
