@@ -20,7 +20,6 @@ import {
   ROOT_KIND,
   componentNames,
   getNode,
-  setParams,
   slotsOf,
   treeKinds,
   treeNodePaths,
@@ -313,7 +312,7 @@ function Editor({ loaded, kinds }: { loaded: Loaded; kinds: ReadonlySet<string> 
             errors={placed.byNode.get(selectedPath) ?? []}
             knowledgeBaseId={draft.knowledgeBase}
             onParams={(params, edited) =>
-              dispatch({ type: "params", path: selectedPath, strategy: setParams(draft.strategy, selectedPath, params), nodes, edited })
+              dispatch({ type: "params", path: selectedPath, params, slots: (slotsFor(selected.component) ?? []).map((slot) => slot.name), nodes, edited })
             }
           />
         </aside>

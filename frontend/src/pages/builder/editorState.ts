@@ -2,7 +2,8 @@ import type { ComponentRef, PathError } from "../../api/components";
 import type { Pipeline } from "../../api/pipelines";
 import { placeErrors } from "../../components/RetrieverTree/errors";
 import { formatPath, parsePath } from "../../components/RetrieverTree/paths";
-import { fillMissingComponents, type NodePath } from "../../components/RetrieverTree/tree";
+import { fillMissingComponents, getNode, setParams, type NodePath } from "../../components/RetrieverTree/tree";
+import type { Params } from "../../components/SchemaForm/schemaUi";
 import { deepEqual } from "../../lib/json";
 
 /** What the user edits: the pipeline's fields and its strategy tree. */
@@ -39,7 +40,8 @@ export interface EditorState {
 export type EditorAction =
   | { type: "edit"; changes: Partial<Omit<Draft, "strategy">> }
   | { type: "select"; path: NodePath }
-  | { type: "params"; path: NodePath; strategy: ComponentRef; nodes: NodePath[]; edited: boolean }
+  /** The form of the node at `path` sent `params`; its `slots` (child components) are the tree's, not the form's. */
+  | { type: "params"; path: NodePath; params: Params; slots: string[]; nodes: NodePath[]; edited: boolean }
   | { type: "restructure"; strategy: ComponentRef; select: NodePath }
   | { type: "validating" }
   | { type: "validated"; version: number; valid: boolean; errors: PathError[]; config?: ComponentRef | null }
@@ -106,10 +108,21 @@ export function editorReducer(state: EditorState, action: EditorAction): EditorS
     case "select":
       return { ...state, selected: action.path };
     case "params": {
+      // Applied to the tree as it is now: a form may speak after the tree changed under it (a
+      // child added while its defaults were filled in), and its copy of the children is older.
+      const node = getNode(state.draft.strategy, action.path);
+      if (!node) return state;
+      const current = (node.params ?? {}) as Params;
+      const params = { ...action.params };
+      for (const slot of action.slots) {
+        if (slot in current) params[slot] = current[slot];
+        else delete params[slot];
+      }
+      const strategy = setParams(state.draft.strategy, action.path, params);
       if (!action.edited) {
         // A form filled in its defaults: the same pipeline, so a saved one stays saved.
         const clean = state.saved !== null && deepEqual(state.saved, state.draft);
-        const draft = { ...state.draft, strategy: action.strategy };
+        const draft = { ...state.draft, strategy };
         return { ...state, draft, saved: clean ? draft : state.saved };
       }
       // The server's field errors on this node are stale now; its form validates what is typed.
@@ -117,7 +130,7 @@ export function editorReducer(state: EditorState, action: EditorAction): EditorS
         const placed = placeErrors([error], action.nodes).byNode.get(action.path)?.[0];
         return !placed || placed.field.length === 0;
       });
-      return { ...state, draft: { ...state.draft, strategy: action.strategy }, version: state.version + 1, treeErrors };
+      return { ...state, draft: { ...state.draft, strategy }, version: state.version + 1, treeErrors };
     }
     case "restructure":
       return {
