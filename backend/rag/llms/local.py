@@ -33,6 +33,8 @@ class _Usage:
     """The tokens a streamed answer read and wrote, as llama.cpp's last chunk reports them."""
 
     counts: dict[str, Any]
+
+
 ANSWER_MODEL = "qwen2.5-1.5b-instruct"
 """The packaged model that writes answers by default. On 100 XQuAD-es and -zh questions it gave
 a short answer holding the reference 0.80/0.70 of the time (the 0.5B 0.29/0.35) and copied a

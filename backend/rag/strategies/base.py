@@ -156,7 +156,6 @@ class RunContext:
             trace["cancelled"] = True
         return {"trace": trace, "chunks_sent": chunks_sent}
 
-
     def _copy_so_far(self) -> tuple[dict[str, Any], list[Any], float]:
         with self._lock:
             trace = copy.deepcopy(self.state["trace"])

@@ -3,14 +3,13 @@
 tree with intervals, its change against the saved tree, and no language model without consent."""
 
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-import jobs
 from evaluation.models import EvaluationDataset
 from knowledge.models import Document
-from knowledge.services import documents_upload, knowledge_base_create
+from knowledge.services import knowledge_base_create
 from pipelines.services import pipeline_create
+from tests.support.knowledge import ingested_knowledge_base
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -26,12 +25,7 @@ LIVE = reverse("evaluation-live")
 
 @pytest.fixture
 def knowledge_base(owner):
-    knowledge_base = knowledge_base_create(owner=owner, name="Mixed")
-    documents_upload(knowledge_base=knowledge_base, files=[SimpleUploadedFile(name, text.encode())
-                                                           for name, text in DOCUMENTS.items()])
-    assert jobs.wait_until_idle(180)
-    knowledge_base.refresh_from_db()
-    return knowledge_base
+    return ingested_knowledge_base(owner, DOCUMENTS)
 
 
 @pytest.fixture

@@ -3,37 +3,22 @@ each retriever kind returns, why (scores that add up), who may ask, and no langu
 consent."""
 
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-import jobs
-from knowledge.services import documents_upload, knowledge_base_create
 from pipelines.services import pipeline_create
 from rag.presets import default_retriever
+from tests.support.knowledge import ingested_knowledge_base
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
-DOCUMENTS = {
-    "cells.txt": "The mitochondria produces ATP, the energy currency of the cell, through respiration.\n\n"
-                 "Ribosomes translate messenger RNA into proteins.",
-    "rust.txt": "Rust guarantees memory safety without a garbage collector through ownership and borrowing.\n\n"
-                "Cargo is Rust's package manager and build tool.",
-    "travel.txt": "Machu Picchu is an Inca citadel high in the Andes of Peru.\n\n"
-                  "The Eiffel Tower in Paris was completed in 1889.",
-}
 BM25 = {"component": "BM25Retriever", "params": {"top_k": 3}}
 DENSE = {"component": "DenseEmbeddingRetriever", "params": {"top_k": 3}}
 
 
 @pytest.fixture
 def knowledge_base(owner):
-    knowledge_base = knowledge_base_create(owner=owner, name="Mixed", chunker={
+    return ingested_knowledge_base(owner, chunker={
         "component": "RecursiveCharacterChunker", "params": {"chunk_size": 120, "chunk_overlap": 0}})
-    documents_upload(knowledge_base=knowledge_base, files=[SimpleUploadedFile(name, text.encode())
-                                                           for name, text in DOCUMENTS.items()])
-    assert jobs.wait_until_idle(180)
-    knowledge_base.refresh_from_db()
-    return knowledge_base
 
 
 def try_retriever(api, knowledge_base, **body):

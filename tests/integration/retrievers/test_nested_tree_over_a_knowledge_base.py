@@ -2,28 +2,16 @@
 factory over a real knowledge base (Chroma, saved BM25 index), answering a real query."""
 
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
-import jobs
 from knowledge.runtime import retriever_infra
-from knowledge.services import documents_upload, knowledge_base_create
 from rag.components import load_components
 from rag.core import build
+from tests.support.knowledge import ingested_knowledge_base
 from tests.support.tiny_models import build_tiny_cross_encoder
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
-
-DOCUMENTS = {
-    "cells.txt": "The mitochondria produces ATP, the energy currency of the cell, through respiration.\n\n"
-                 "Ribosomes translate messenger RNA into proteins.",
-    "rust.txt": "Rust guarantees memory safety without a garbage collector through ownership and borrowing.\n\n"
-                "Cargo is Rust's package manager and build tool.",
-    "travel.txt": "Machu Picchu is an Inca citadel high in the Andes of Peru.\n\n"
-                  "The Eiffel Tower in Paris was completed in 1889.",
-}
-
 
 def tree(model_path):
     return {"component": "SentenceTransformerCrossEncoderRetriever", "params": {
@@ -36,12 +24,8 @@ def tree(model_path):
 
 
 def test_the_nested_tree_validates_builds_and_retrieves_from_the_right_document(user, tmp_path):
-    knowledge_base = knowledge_base_create(owner=user, name="Mixed", chunker={
+    knowledge_base = ingested_knowledge_base(user, chunker={
         "component": "RecursiveCharacterChunker", "params": {"chunk_size": 120, "chunk_overlap": 0}})
-    documents_upload(knowledge_base=knowledge_base, files=[SimpleUploadedFile(name, text.encode())
-                                                           for name, text in DOCUMENTS.items()])
-    assert jobs.wait_until_idle(180)
-    knowledge_base.refresh_from_db()
     model = build_tiny_cross_encoder(tmp_path / "cross-encoder")
 
     client = Client()
