@@ -109,6 +109,10 @@ class EmbeddingModel(ConfigObject[EmbeddingParamsT]):
         The vector size when it is known without loading the model.
     MAX_TOKENS : int or None
         ``max_tokens`` when it is known without loading the model.
+    RELEVANCE_FLOORS : mapping of language family ("en", "es", "zh") to similarity
+        The cosine similarity between a question and its best passage below which the passages
+        are not about the question, where it was measured (``bench/relevance_floor.py``); an
+        answer is then "not found" without asking the model (``rag.strategies.relevance``).
     """
 
     KIND = "embedding"
@@ -116,6 +120,7 @@ class EmbeddingModel(ConfigObject[EmbeddingParamsT]):
     Params: ClassVar[type[EmbeddingParams]] = EmbeddingParams
     DIMENSION: ClassVar[int | None] = None
     MAX_TOKENS: ClassVar[int | None] = None
+    RELEVANCE_FLOORS: ClassVar[Mapping[str, float]] = {}
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)

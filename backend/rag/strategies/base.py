@@ -23,7 +23,7 @@ from rag.documents.models import SourceDocument
 from rag.retrievers import BaseRetriever, Hit, RetrievalError
 from rag.tracing import RunLimits, TraceRecorder, default_run_limits, recording
 
-from . import followups
+from . import followups, grounding, relevance
 from .answer_prompts import CITATION_MARK, NOT_FOUND
 
 logger = logging.getLogger(__name__)
@@ -347,6 +347,14 @@ class Strategy(ConfigObject[ParamsT]):
             entry["budget"] = prepared.budget
             entry["language"] = prepared.language
             run.state["chunks_sent"] = [hit_row(hit, number) for number, hit in enumerate(prepared.sent, start=1)]
+            floor = getattr(getattr(synthesizer, "params", None), "relevance_floor", None)
+            measured = relevance.measure(question, [hit.chunk.text for hit in prepared.sent], prepared.language,
+                                         getattr(self, "retriever", None), floor)
+            if measured is not None:
+                entry["relevance"] = measured.to_dict()
+                if measured.below:
+                    self._decline(run, "relevance", prepared, synthesizer)
+                    return
             run.emit({"type": "generation.started", "passages": len(prepared.sent),
                       "tokens": prepared.budget.get("new_tokens")})
             pieces: list[str] = []
@@ -370,27 +378,37 @@ class Strategy(ConfigObject[ParamsT]):
                 run.state["response"] += f" [{added}]"
                 entry["citation_added"] = {"n": added, "why": "the answer repeats this passage without citing it"}
             checked = synthesizer.ground(run.state["response"], prepared)
-            entry["grounding"] = checked.to_dict()
             if checked.declined_by is not None:
+                entry["grounding"] = checked.to_dict()
                 # The draft was streamed; the reply replaces it, and the trace keeps it.
                 entry["draft"] = run.state["response"]
-                run.state["response"] = NOT_FOUND[prepared.language]
-                run.state["citations"] = []
-                run.state["declined"] = {"by": checked.declined_by, "why": DECLINE_REASONS[checked.declined_by],
-                                         "closest": synthesizer.passage_refs(prepared, self.documents)}
-                run.state["trace"]["declined"] = run.state["declined"]
+                self._decline(run, checked.declined_by, prepared, synthesizer)
                 return
+            written = run.state["response"]
+            run.state["response"] = grounding.repointed(written, checked)
+            if run.state["response"] != written:
+                entry["draft"] = written  # as streamed: the stored answer cites the passages that hold it
+            entry["grounding"] = checked.to_dict()
             citations = synthesizer.citations(run.state["response"], prepared, self.documents)
-            written = {number for sentence in checked.sentences for number in sentence.cited_instead or []}
             supported = {number for sentence in checked.sentences if sentence.supported for number in sentence.cites}
             for citation in citations:
-                citation["supported"] = citation["n"] in supported and citation["n"] not in written
+                citation["supported"] = citation["n"] in supported
             run.state["citations"] = citations
             run.state["unsupported"] = [sentence.text for sentence in checked.unsupported]
             run.state["trace"]["unsupported"] = run.state["unsupported"]
 
+    def _decline(self, run: RunContext, by: str, prepared: Any, synthesizer: Any) -> None:
+        """The "not found" reply in the question's language, with no citation and the closest
+        passages; ``by`` names the check that decided (``DECLINE_REASONS``)."""
+        run.state["response"] = NOT_FOUND[prepared.language]
+        run.state["citations"] = []
+        run.state["declined"] = {"by": by, "why": DECLINE_REASONS[by],
+                                 "closest": synthesizer.passage_refs(prepared, self.documents)}
+        run.state["trace"]["declined"] = run.state["declined"]
+
 
 DECLINE_REASONS = {
+    "relevance": "no passage is close enough to the question (its similarity is below the relevance floor)",
     "answer": "the model said the passages do not hold the answer",
     "support": "no sentence of the draft answer is supported by the passage it cites",
 }

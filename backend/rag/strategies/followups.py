@@ -25,7 +25,7 @@ from typing import Any
 from rag.llms import LLMError
 
 from .answer_prompts import CITATION_MARK, detect_language
-from .grounding import terms
+from .grounding import numbers, terms
 
 HISTORY_TURNS = 2
 """How many previous question–answer pairs the rewrite reads."""
@@ -159,9 +159,12 @@ def _folded(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
-def referent_problems(referent: str, conversation: str, marked: str) -> list[str]:
+def referent_problems(referent: str, conversation: str, marked: str, question: str = "",
+                      language: str = "en") -> list[str]:
     """Why ``referent`` cannot stand for the marked words: empty, not taken from the
-    conversation, too long to be a name, or the marked words themselves."""
+    conversation, too long to be a name, the marked words themselves, something the question
+    already names (a pronoun stands for what the question leaves out: "¿Cuándo amplió Lutero sus
+    ataques a las doctrinas de ella?" is not about Lutero twice), or a bare number or date."""
     if not referent:
         return ["the answer was empty"]
     if _folded(referent) == _folded(marked):
@@ -170,6 +173,11 @@ def referent_problems(referent: str, conversation: str, marked: str) -> list[str
         return ["the answer is too long: give only the words the marked words stand for"]
     if _folded(referent) not in _folded(conversation):
         return ["those words are not in the conversation: copy them from it"]
+    named = terms(referent, language)
+    if not named and numbers(referent, language):
+        return ["those words name nothing the question could be about (a number or a date is not a subject)"]
+    if named and question and all(term in terms(question, language) for term in named):
+        return ["the question already names that: the marked words stand for something else in the conversation"]
     return []
 
 
@@ -223,7 +231,7 @@ def standalone(question: str, history: Sequence[dict[str, str]], llm: Any, *,
             return SearchQuestion(question, False, "the follow-up model failed; searching the question as asked",
                                   None, marked_text, attempts)
         referent = _clean(answer)
-        problems = referent_problems(referent, conversation, marked_text)
+        problems = referent_problems(referent, conversation, marked_text, question, language)
         attempts.append({"raw": answer[:200], "problems": problems})
         if not problems:
             return SearchQuestion(rewrite(question, referent, marked, language), True, "refers to earlier turns",
@@ -231,5 +239,19 @@ def standalone(question: str, history: Sequence[dict[str, str]], llm: Any, *,
         messages = [*messages, {"role": "assistant", "content": answer},
                     {"role": "user", "content": "That answer was not usable: " + "; ".join(problems)
                      + ". Answer again with only the words, copied from the conversation."}]
-    return SearchQuestion(question, False, "the model found no words in the conversation it refers to; "
-                          "searching the question as asked", None, marked_text, attempts)
+    return SearchQuestion(beside_previous(question, history, language), True,
+                          "the model found no words in the conversation it refers to; searching it beside the "
+                          "previous question, which names what it is about", None, marked_text, attempts)
+
+
+def beside_previous(question: str, history: Sequence[dict[str, str]], language: str) -> str:
+    """``question`` with the previous question after it, in parentheses: a question that refers
+    back and whose referent could not be named is searched with what it refers to nearby (asked
+    alone, "¿Cuántas juntas de examen existen en ella?" finds nothing), and the model that answers
+    it reads the same words."""
+    previous = next((turn.get("content", "") for turn in reversed(history) if turn.get("role") == "user"), "")
+    previous = " ".join(CITATION_MARK.sub("", previous).split())
+    if not previous:
+        return question
+    spacer = "" if _family(language) == "zh" else " "
+    return f"{question.rstrip()}{spacer}({previous})"

@@ -223,6 +223,23 @@ def check(answer: str, question: str, passages: Sequence[str], language: str) ->
     return grounding
 
 
+def repointed(answer: str, grounding: Grounding) -> str:
+    """``answer`` with each re-pointed sentence citing the passage that holds it: the reader
+    follows the mark to the passage, so the mark must name that one (the trace keeps what the
+    model wrote, ``cited_instead``). A sentence that only inherits the previous sentence's mark
+    has none of its own to change."""
+    for sentence in grounding.sentences:
+        first = CITATION_MARK.search(sentence.text)
+        if not sentence.cited_instead or first is None:
+            continue
+        # The sentence's several marks become one: the passage that holds it.
+        mark = "[" + ", ".join(str(number) for number in sentence.cites) + "]"
+        rewritten = sentence.text[:first.start()] + mark + CITATION_MARK.sub("", sentence.text[first.end():])
+        answer = answer.replace(sentence.text, rewritten, 1)
+        sentence.text = rewritten
+    return answer
+
+
 def _support(text: str, cites: list[int], question_terms: dict[str, int], question_numbers: set[str],
              passage: str, held: dict[str, int], held_numbers: set[str], language: str) -> SentenceSupport:
     said = terms(text, language)

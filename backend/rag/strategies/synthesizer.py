@@ -160,6 +160,23 @@ class ResponseSynthesizer(ConfigObject["ResponseSynthesizer.Params"]):
                 "離題的模型也能及時停下。",
             ),
         )
+        relevance_floor: float | None = param(
+            None, ge=0.0, le=1.0,
+            title=ml("Relevance floor", "Umbral de relevancia", "相關性下限"),
+            description=ml(
+                "When the question's similarity to its best passage (under the pipeline's dense embedding "
+                "model) is below this, the reply says the documents do not hold the answer, without asking "
+                "the model. Empty: the floor measured for the embedding model and the question's language "
+                "(multilingual-e5-small: Spanish and Chinese), none elsewhere. 0: never.",
+                "Si la similitud de la pregunta con su mejor pasaje (según el modelo de embeddings denso de la "
+                "canalización) queda por debajo, la respuesta dice que los documentos no la contienen, sin "
+                "preguntar al modelo. Vacío: el umbral medido para el modelo de embeddings y el idioma de la "
+                "pregunta (multilingual-e5-small: español y chino); ninguno en otros casos. 0: nunca.",
+                "若問題與最佳段落的相似度（依管線的稠密嵌入模型）低於此值，回覆會說明文件中沒有答案，"
+                "不必詢問模型。留空：採用為該嵌入模型與問題語言量測的下限（multilingual-e5-small：西班牙文與中文），"
+                "其他情況不設下限。0：永不。",
+            ),
+        )
         instructions: str | None = param(
             None, min_length=10, max_length=10_000,
             title=ml("Instructions", "Instrucciones", "指示"),

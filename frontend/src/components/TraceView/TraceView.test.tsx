@@ -161,6 +161,26 @@ describe("TraceView, from stored traces", () => {
     expect(answer).toHaveTextContent("Draft (not shown): It opened in 1890 [1].");
   });
 
+  it("says a follow-up whose referent was not found was searched beside the previous question", () => {
+    const fixture = structuredClone(budget) as unknown as { message: ChatMessage };
+    (fixture.message.trace as { steps: Record<string, unknown>[] }).steps.unshift({ step: "search_question", elapsed_ms: 900,
+      question: "¿Cuántas juntas de examen existen en ella?", rewritten: true, refers_to: null,
+      search_question: "¿Cuántas juntas de examen existen en ella? (¿Qué juntas hay en la India?)", reason: "no words found" });
+    stored(fixture);
+    expect(screen.getByRole("region", { name: "Search question" })).toHaveTextContent(
+      "no referent was found, so it was searched beside the previous question");
+  });
+
+  it("says when no passage was close enough to the question to ask the model", () => {
+    const fixture = structuredClone(budget) as unknown as { message: ChatMessage };
+    const generate = (fixture.message.trace as { steps: Record<string, unknown>[] }).steps.find((step) => step.step === "generate")!;
+    Object.assign(generate, { relevance: { best: 0.7912, floor: 0.82, set_by: "embedding model",
+      model: "MultilingualE5SmallEmbedding", similarities: [0.7912, 0.77], declined: true } });
+    stored(fixture);
+    expect(screen.getByRole("region", { name: "Answer" })).toHaveTextContent(
+      "Relevance: best passage 0.79, below the floor 0.82 (MultilingualE5SmallEmbedding): declined before the model was asked");
+  });
+
   it("says which passages were left out as repeats, shortened, given with history, or cited for the model", () => {
     const fixture = structuredClone(budget) as unknown as { message: ChatMessage };
     const generate = (fixture.message.trace as { steps: Record<string, unknown>[] }).steps.find((step) => step.step === "generate")!;

@@ -214,7 +214,7 @@ function StepBody({ kind, step, facts }: { kind: string; step: TraceStep; facts:
           <Line label={t("trace.asked")}>{String(step.question ?? "")}</Line>
           <Line label={t("trace.searched")}>{String(step.search_question ?? "")}</Line>
           <Line label={t("trace.why")}>
-            {step.rewritten ? t("trace.searchRewritten", { referent: String(step.refers_to ?? "") }) : t("trace.searchAsAsked")}
+            {t(searchReason(step), { referent: String(step.refers_to ?? "") })}
           </Line>
         </>
       );
@@ -232,6 +232,18 @@ interface Grounding {
   declined_by: string | null;
   supported_citations: number;
   citations_checked: number;
+}
+
+/** The question's similarity to its best passage against the relevance floor (`rag.strategies.relevance`). */
+interface Relevance {
+  best: number;
+  floor: number;
+  model: string;
+  declined: boolean;
+}
+
+function isRelevance(value: unknown): value is Relevance {
+  return typeof value === "object" && value !== null && "floor" in value && "best" in value;
 }
 
 function isGrounding(value: unknown): value is Grounding {
@@ -294,6 +306,13 @@ function Route({ step }: { step: TraceStep }) {
   );
 }
 
+/** Why a turn searched what it searched (`rag.strategies.followups`): named its referent, searched
+ * beside the previous question when none was found, stood alone, or could not be rewritten. */
+function searchReason(step: TraceStep): string {
+  if (step.rewritten) return step.refers_to ? "trace.searchRewritten" : "trace.searchBesidePrevious";
+  return step.reason === "stands alone" || step.reason === "first question" ? "trace.searchAsAsked" : "trace.searchNotRewritten";
+}
+
 function Generation({ step, facts }: { step: TraceStep; facts: ChunkFacts }) {
   const { t } = useTranslation();
   const budget = isBudget(step.budget) ? step.budget : null;
@@ -301,8 +320,15 @@ function Generation({ step, facts }: { step: TraceStep; facts: ChunkFacts }) {
   const citation = step.citation_added as { n?: unknown } | undefined;
   const added = typeof citation?.n === "number" ? citation.n : null;
   const check = isGrounding(step.grounding) ? step.grounding : null;
+  const relevance = isRelevance(step.relevance) ? step.relevance : null;
   return (
     <div className="generation">
+      {relevance && (
+        <Line label={t("trace.relevance")}>
+          {t(relevance.declined ? "trace.relevanceBelow" : "trace.relevanceAbove",
+            { best: relevance.best.toFixed(2), floor: relevance.floor.toFixed(2), model: relevance.model })}
+        </Line>
+      )}
       {budget && (
         <>
           <Line label={t("trace.budget")}>

@@ -66,14 +66,17 @@ def test_a_question_that_stands_alone_is_searched_as_asked_with_no_model_call(sc
     assert state["response"].startswith("Machu Picchu")
 
 
-def test_words_the_conversation_does_not_hold_are_refused_and_the_question_searched_as_asked(scripted_openai):
+def test_words_the_conversation_does_not_hold_are_refused_and_the_question_searched_beside_the_previous_one(
+        scripted_openai):
     for _ in range(2):
         scripted_openai.enqueue(CHAT, chat_response("the Ruby on Rails framework"))
     scripted_openai.enqueue(CHAT, chat_stream(["The Django web framework ships an ORM [1]."]))
     state = naive(scripted_openai).run("What else does it ship?", history=HISTORY)
 
     searched = step(state, "search_question")
-    assert not searched["rewritten"] and state["search_question"] == "What else does it ship?"
+    assert searched["rewritten"] and searched["refers_to"] is None
+    assert state["search_question"] == "What else does it ship? (Which web framework ships an admin panel?)"
+    assert step(state, "retrieve")["query"] == state["search_question"]
     assert [attempt["problems"] for attempt in searched["attempts"]] == [
         ["those words are not in the conversation: copy them from it"]] * 2
     assert state["trace"]["llm_calls"] == 3
@@ -140,15 +143,20 @@ def test_an_unsupported_sentence_is_flagged_and_the_supported_one_kept(scripted_
     assert grounding["sentences"][1]["missing_numbers"] == ["1857"]
 
 
-def test_a_sentence_citing_the_wrong_passage_is_kept_with_the_citation_flagged(scripted_openai):
-    scripted_openai.enqueue(CHAT, chat_stream(["Rust guarantees memory safety through ownership and borrowing [2]."]))
+def test_a_sentence_citing_the_wrong_passage_cites_the_one_that_holds_it_and_the_trace_keeps_the_draft(
+        scripted_openai):
+    draft = "Rust guarantees memory safety through ownership and borrowing [2]."
+    scripted_openai.enqueue(CHAT, chat_stream([draft]))
     state = naive(scripted_openai).run("Does Python or Rust guarantee memory safety?")
 
     sent = [chunk["text"] for chunk in state["chunks_sent"]]
     assert "ownership" in sent[0] and "ownership" not in sent[1]
     assert state["declined"] is None and state["unsupported"] == []
-    assert [(citation["n"], citation["supported"]) for citation in state["citations"]] == [(2, False)]
-    sentence = step(state, "generate")["grounding"]["sentences"][0]
+    assert state["response"] == "Rust guarantees memory safety through ownership and borrowing [1]."
+    assert [(citation["n"], citation["supported"]) for citation in state["citations"]] == [(1, True)]
+    generate = step(state, "generate")
+    assert generate["draft"] == draft
+    sentence = generate["grounding"]["sentences"][0]
     assert sentence["cites"] == [1] and sentence["cited_instead"] == [2]
 
 
@@ -185,3 +193,73 @@ def test_a_passage_holding_too_little_of_the_question_supports_no_answer():
     # A short question the passage answers in other words is still supported.
     answered = grounding.check("该法令是 1685年宣布的 [1]。", "该法令是何时宣布的?", [EDICT], "zh-Hant")
     assert answered.declined_by is None and answered.sentences[0].supported
+
+
+def test_a_re_pointed_sentence_names_one_passage_and_a_sentence_inheriting_its_mark_is_left_as_written():
+    passages = ["Rust guarantees memory safety through ownership and borrowing.",
+                "Python manages memory with reference counting.", "Django is a web framework."]
+    answer = "Rust guarantees memory safety through ownership [2][3]. It relies on borrowing."
+    checked = grounding.check(answer, "Does Rust guarantee memory safety?", passages, "en")
+    assert checked.sentences[0].cited_instead == [2, 3]
+    assert grounding.repointed(answer, checked) == "Rust guarantees memory safety through ownership [1]. It relies on borrowing."
+    assert checked.sentences[0].text == "Rust guarantees memory safety through ownership [1]."
+
+
+@pytest.mark.parametrize(("referent", "question", "problem"), [
+    ("Lutero", "¿Cuándo amplió Lutero sus ataques para incluir las doctrinas básicas de ella?", "already names"),
+    ("2000年", "它在哪一年停止使用四音符做促销？", "number or a date"),
+    ("la Iglesia", "¿Cuándo amplió Lutero sus ataques para incluir las doctrinas básicas de ella?", None),
+    ("EE. UU.", "¿Cuál es su capital?", None),
+])
+def test_a_referent_the_question_already_names_or_a_bare_date_is_refused(referent, question, problem):
+    from rag.strategies.answer_prompts import detect_language
+    from rag.strategies.followups import referent_problems
+
+    conversation = f"Q: ¿Qué dijo Lutero de la Iglesia en 2000年 y de EE. UU.?\nA: {referent}."
+    problems = referent_problems(referent, conversation, "ella", question, detect_language(question))
+    assert (problem is None and problems == []) or (problem is not None and problem in problems[0])
+
+
+SPANISH = {1: ["El puente Kestrel fue diseñado por Ada Morrow y está pintado de verde oscuro desde 1931."],
+           2: ["El faro de Orrin se encendió por primera vez el 3 de marzo de 1874 y su luz alcanza 20 millas."]}
+E5 = {"component": "MultilingualE5SmallEmbedding", "params": {}}
+
+
+def dense_naive(server, **synthesizer):
+    from rag.documents import Chunk
+    from rag.retrievers.dense import DenseEmbeddingRetriever
+
+    retriever = DenseEmbeddingRetriever(embedding_model=E5, top_k=2)
+    retriever.inject_infra(chunks={document: {0: Chunk(document, document, 0, texts[0])}
+                                   for document, texts in SPANISH.items()})
+    retriever.init_model()
+    return NaiveRAG(retriever=retriever, response_synthesizer=ResponseSynthesizer(llm=llm(server), **synthesizer))
+
+
+@pytest.mark.slow
+def test_passages_far_from_the_question_are_declined_before_the_model_is_asked(scripted_openai):
+    state = dense_naive(scripted_openai).run("¿Cuántos goles marcó el Real Madrid en la final de 1960?")
+
+    assert scripted_openai.requests_to(CHAT) == [], "no model call"
+    assert state["response"] == NOT_FOUND["es"] and state["citations"] == []
+    assert state["declined"]["by"] == "relevance"
+    assert [passage["document_id"] for passage in state["declined"]["closest"]]
+    relevance = step(state, "generate")["relevance"]
+    assert relevance["declined"] and relevance["best"] < relevance["floor"]
+    assert relevance["set_by"] == "embedding model" and relevance["model"] == "MultilingualE5SmallEmbedding"
+
+
+@pytest.mark.slow
+def test_a_passage_about_the_question_is_read_and_an_explicit_floor_is_obeyed(scripted_openai):
+    scripted_openai.enqueue(CHAT, chat_stream(["Se encendió el 3 de marzo de 1874 [1]."]))
+    state = dense_naive(scripted_openai).run("¿Cuándo se encendió por primera vez el faro de Orrin?")
+    assert state["declined"] is None and state["response"].endswith("[1].")
+    relevance = step(state, "generate")["relevance"]
+    assert not relevance["declined"] and relevance["best"] >= relevance["floor"]
+
+    strict = dense_naive(scripted_openai, relevance_floor=0.999).run("¿Cuándo se encendió el faro de Orrin?")
+    assert strict["declined"]["by"] == "relevance"
+    assert step(strict, "generate")["relevance"]["set_by"] == "pipeline"
+    scripted_openai.enqueue(CHAT, chat_stream(["No lo sé."]))
+    never = dense_naive(scripted_openai, relevance_floor=0).run("¿Cuántos goles marcó el Real Madrid en 1960?")
+    assert "relevance" not in step(never, "generate") and len(scripted_openai.requests_to(CHAT)) == 2
