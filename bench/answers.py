@@ -42,7 +42,8 @@ one document per article cut by the default chunker (``bench/_devset.py``), aske
 - ``unrelated`` and ``pronoun`` (``--conversation``): ``--conversations`` two-turn conversations
   each, the second question about another article, or about the same one through a pronoun;
   ``concise_contains`` of the second turn against the same question (written out in full)
-  asked alone, and how often the follow-up was rewritten;
+  asked alone, and how often the follow-up was rewritten (``--conversation-kinds pronoun`` holds
+  only one kind);
 - ``--loaded N``: the present questions again with N CPU-bound processes running beside the
   pipeline: first token p50 idle and loaded, and ``same_prompts``, the share of questions whose
   prompt (question searched, passages and their text) was the same both times.
@@ -170,6 +171,19 @@ def knowledge_base(dev) -> Any:
     return {"chunks": chunks, "documents": documents, "persistence": stores, "language": dev.language}
 
 
+def require_every_retriever(turn: dict) -> None:
+    """Stop when a retriever of the tree failed: a fusion whose dense child fails answers from
+    its keyword child alone, and the figures would describe another pipeline."""
+    def errors(node: dict) -> list[str]:
+        own = [f"{node.get('class')}: {node['error']}"] if node.get("error") else []
+        return own + [error for child in node.get("children") or [] for error in errors(child)]
+
+    steps = (turn["state"].get("trace") or {}).get("steps") or []
+    failed = [error for step in steps if isinstance(step.get("node"), dict) for error in errors(step["node"])]
+    if failed:
+        raise SystemExit("a retriever failed: " + "; ".join(failed))
+
+
 def ask(strategy: Any, question: str, history: list[dict[str, str]] = ()) -> dict:
     """One turn as the chat runs it: the final state, first token and total milliseconds."""
     state, first_token_ms, total_ms = streamed_answer(strategy, question, history)
@@ -256,8 +270,10 @@ def conversation_figures(name: str, dataset_path: Path, options: argparse.Namesp
     dev = build_devset(read_corpus(dataset_path), read_queries(dataset_path), read_qrels(dataset_path / "qrels" / "test.tsv"),
                        language, questions=options.questions, conversations=options.conversations)
     config = {"component": "NaiveRAG", "params": {"retriever": default_retriever()}}
-    strategy = build(config, kind=Strategy, registry=load_components(), infra=knowledge_base(dev))
-    ask(strategy, dev.present[-1]["question"])  # loads the models and the indices
+    infra = knowledge_base(dev)
+    infra["persistence"].register_pipeline(config)
+    strategy = build(config, kind=Strategy, registry=load_components(), infra=infra)
+    require_every_retriever(ask(strategy, dev.present[-1]["question"]))  # loads the models and the indices
     rows: dict[str, list[dict]] = {"present": [], "absent": [], "unrelated": [], "pronoun": [], "alone": []}
     alone: dict[str, dict] = {}
 
@@ -281,7 +297,7 @@ def conversation_figures(name: str, dataset_path: Path, options: argparse.Namesp
     if options.absent:
         figures["absent"] = answer_figures(rows["absent"])
     if options.conversation:
-        for kind in ("unrelated", "pronoun"):
+        for kind in options.conversation_kinds.split(","):
             pairs = []
             for conversation in getattr(dev, kind):
                 first, second = conversation["first"], conversation["second"]
@@ -335,6 +351,8 @@ def main() -> None:
                         help="the conversation dev set: ask about articles left out of the knowledge base too")
     parser.add_argument("--conversation", action="store_true",
                         help="the conversation dev set: two-turn conversations, unrelated and through a pronoun")
+    parser.add_argument("--conversation-kinds", default="unrelated,pronoun",
+                        help="which conversations to hold: unrelated, pronoun or both")
     parser.add_argument("--conversations", type=int, default=50, help="conversations of each kind")
     parser.add_argument("--loaded", type=int, default=0,
                         help="ask the present questions again beside this many CPU-bound processes")

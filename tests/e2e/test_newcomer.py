@@ -235,6 +235,9 @@ RUN_ELSEWHERE = {
     ".venv/bin/python manage.py models install cross-encoder/ms-marco-MiniLM-L-6-v2 --kind cross-encoder":
         "needs the Hugging Face Hub; tests/integration/models/test_models_command.py runs this command against a "
         "loopback hub (HF_ENDPOINT)",
+    ".venv/bin/python bench/relevance_floor.py": "a benchmark (~30 min over every XQuAD-es and -zh question); its "
+                                                "floors are MultilingualE5SmallEmbedding.RELEVANCE_FLOORS, which "
+                                                "tests/unit/rag/strategies/test_trusted_answers.py exercises",
     ".venv/bin/python bench/answers.py --questions 20": "a benchmark (minutes of local-model answers); figures in "
                                                         "bench/README.md",
 }

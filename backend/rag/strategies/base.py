@@ -348,7 +348,7 @@ class Strategy(ConfigObject[ParamsT]):
             entry["language"] = prepared.language
             run.state["chunks_sent"] = [hit_row(hit, number) for number, hit in enumerate(prepared.sent, start=1)]
             floor = getattr(getattr(synthesizer, "params", None), "relevance_floor", None)
-            measured = relevance.measure(question, [hit.chunk.text for hit in prepared.sent], prepared.language,
+            measured = relevance.measure(question, [hit.chunk for hit in prepared.sent], prepared.language,
                                          getattr(self, "retriever", None), floor)
             if measured is not None:
                 entry["relevance"] = measured.to_dict()

@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from rag.documents.models import Chunk
+
 
 @dataclass
 class Relevance:
@@ -50,33 +52,40 @@ def language_family(language: str) -> str:
     return "zh" if language.startswith("zh") else language
 
 
-def dense_embedders(retriever: Any) -> Iterator[Any]:
-    """The embedding components of the dense retrievers in ``retriever``'s tree, first found first."""
+def dense_retrievers(retriever: Any) -> Iterator[Any]:
+    """The dense retrievers in ``retriever``'s tree, first found first."""
     from rag.retrievers.dense import DenseEmbeddingRetriever
 
     if retriever is None:
         return
     if isinstance(retriever, DenseEmbeddingRetriever):
-        yield retriever.embedder()
+        yield retriever
     for child in getattr(retriever, "children", None) or ():
-        yield from dense_embedders(child)
+        yield from dense_retrievers(child)
 
 
-def measure(question: str, passages: Sequence[str], language: str, retriever: Any,
+def measure(question: str, chunks: Sequence[Chunk], language: str, retriever: Any,
             floor: float | None) -> Relevance | None:
-    """The relevance of ``passages`` to ``question`` under the first dense embedding model of
-    ``retriever`` that has a floor for ``language`` (or any, when ``floor`` is set); None when no
-    floor applies (no dense retriever, no floor measured for this model and language, or
-    ``floor`` 0)."""
-    if floor == 0 or not passages:
+    """The relevance of ``chunks`` to ``question`` under the first dense retriever of
+    ``retriever`` whose embedding model has a floor for ``language`` (or the first at all, when
+    ``floor`` is set); None when no floor applies (no dense retriever, no floor measured for this
+    model and language, or ``floor`` 0). The chunks' vectors come from the index; only a chunk
+    without one (a window merged from several) is embedded here."""
+    if floor == 0 or not chunks:
         return None
     family = language_family(language)
-    for embedder in dense_embedders(retriever):
+    for dense in dense_retrievers(retriever):
+        embedder = dense.embedder()
         calibrated = type(embedder).RELEVANCE_FLOORS.get(family)
         if floor is None and calibrated is None:
             continue
         query = embedder.embed_query(question)
-        vectors = embedder.embed_documents(list(passages))
+        stored = dense.get_chunk_vectors([chunk.id for chunk in chunks])
+        missing = [chunk for chunk in chunks if chunk.id not in stored]
+        if missing:
+            stored.update(zip([chunk.id for chunk in missing],
+                              embedder.embed_documents([chunk.text for chunk in missing]), strict=True))
+        vectors = np.stack([stored[chunk.id] for chunk in chunks])
         similarities = (vectors @ query) / (np.linalg.norm(vectors, axis=1) * np.linalg.norm(query) + 1e-12)
         return Relevance([float(value) for value in similarities], floor if floor is not None else calibrated,
                          "pipeline" if floor is not None else "embedding model", type(embedder).NAME)
