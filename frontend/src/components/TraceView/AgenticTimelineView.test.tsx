@@ -105,7 +105,7 @@ describe("AgenticTimelineView", () => {
     };
     render(<AgenticTimelineView timeline={agenticTimeline(older)} childNames={["BM25Retriever", "DenseEmbeddingRetriever"]} />);
     // The plan's reason still shows; with no operations recorded, the rounds say what ran.
-    expect(screen.getByTestId("agentic-plan")).toHaveTextContent(/^Plan:Start with keywords for the agentic ensemble\.$/);
+    expect(screen.getByTestId("agentic-plan")).toHaveTextContent(/^Plan: Start with keywords for the agentic ensemble\.$/);
     expect(screen.queryAllByTestId("agentic-operation")).toHaveLength(0);
     const rounds = screen.getAllByTestId("agentic-round");
     expect(rounds).toHaveLength(3);

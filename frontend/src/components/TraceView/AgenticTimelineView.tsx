@@ -28,7 +28,7 @@ export function AgenticTimelineView({ timeline, childNames = [] }: {
           <>
             <p className="agentic-timeline__line">
               <strong>{t("trace.agentic.plan")}</strong>
-              {plan.reason && <span className="agentic-timeline__reason">{plan.reason}</span>}
+              {plan.reason && <> <span className="agentic-timeline__reason">{plan.reason}</span></>}
               {plan.attempts > 1 && <RotateCcw aria-label={t("trace.retriedAttempts", { attempts: t("trace.attempts", { count: plan.attempts }) })} size={13} />}
             </p>
             {(plan.operations?.length ?? 0) > 0 && <OperationChips operations={plan.operations!} childNames={childNames} />}
@@ -70,13 +70,13 @@ function RoundStep({ round, childNames }: { round: TimelineRound; childNames: st
         <div className={`agentic-timeline__verdict agentic-timeline__verdict--${summary.verdict.sufficient ? "sufficient" : "insufficient"}`} data-testid="agentic-verdict">
           <p className="agentic-timeline__line">
             {summary.verdict.sufficient ? <CircleCheck aria-hidden="true" size={14} /> : <CircleX aria-hidden="true" size={14} />}
-            <strong>{summary.verdict.sufficient ? t("trace.sufficient") : t("trace.insufficient")}</strong>
+            <strong>{summary.verdict.sufficient ? t("trace.sufficient") : t("trace.insufficient")}</strong>{" "}
             <span className="agentic-timeline__reason">{summary.verdict.reason}</span>
             {summary.attempts > 1 && <RotateCcw aria-label={t("trace.retriedAttempts", { attempts: t("trace.attempts", { count: summary.attempts }) })} size={13} />}
           </p>
           {(summary.next_operations?.length ?? 0) > 0 && (
             <p className="agentic-timeline__next">
-              <span className="agentic-timeline__label">{t("trace.agentic.next")}</span>
+              <span className="agentic-timeline__label">{t("trace.agentic.next")}</span>{" "}
               <OperationChips operations={summary.next_operations!} childNames={childNames} />
             </p>
           )}

@@ -217,7 +217,7 @@ describe("ChatPage", () => {
 
     // The plan, before anything is consulted: its reason and the child it chose.
     receiveUntil(upTo("retrieval.plan"));
-    expect(within(timeline()).getByTestId("agentic-plan")).toHaveTextContent("Plan:Start with keywords for the agentic ensemble.");
+    expect(within(timeline()).getByTestId("agentic-plan")).toHaveTextContent("Plan: Start with keywords for the agentic ensemble.");
     expect(within(timeline()).getByTestId("agentic-operation")).toHaveTextContent("BM25 keyword retriever · top 2");
     expect(status()).toHaveTextContent("Round 1: consulting the retrievers…");
     expect(rounds()[0]).toHaveTextContent("Waiting for 1 retriever…");
@@ -235,7 +235,7 @@ describe("ChatPage", () => {
     // The verdict: not sufficient, why, what was dropped, and what round 2 consults.
     receiveUntil(upTo("retrieval.round"));
     let verdict = within(rounds()[0]!).getByTestId("agentic-verdict");
-    expect(verdict).toHaveTextContent("Not sufficient.The pool lacks how verdicts are judged; ask the second retriever.");
+    expect(verdict).toHaveTextContent("Not sufficient. The pool lacks how verdicts are judged; ask the second retriever.");
     expect(within(verdict).getByTestId("agentic-operation")).toHaveTextContent("BM25 keyword retriever · top 3");
     expect(rounds()[0]).toHaveTextContent("1 operation dropped: already consulted with this top_k and search text");
     expect(within(rounds()[0]!).queryByTestId("agentic-judging")).not.toBeInTheDocument();
