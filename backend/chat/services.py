@@ -53,7 +53,8 @@ stored anyway."""
 MESSAGE_OVERHEAD_TOKENS = 4
 """What a chat template adds around each message (role markers), on top of its text."""
 FINAL_EVENTS = frozenset({"answer.completed", "run.failed", "run.cancelled"})
-_FORWARDED = frozenset({"retrieval.node", "retrieval.round", "generation.started", "generation.delta"})
+_FORWARDED = frozenset({"retrieval.plan", "retrieval.node", "retrieval.judging", "retrieval.round",
+                        "generation.started", "generation.delta"})
 
 
 class ChatError(TrellisError):

@@ -75,13 +75,14 @@ def synthesizer(server: ScriptedOpenAIServer, **params: Any) -> dict[str, Any]:
     return {"component": "ResponseSynthesizer", "params": {"llm": llm(server), **params}}
 
 
-def verdict(reason: str, operations: list[tuple[int, int]] | None = None, sufficient: bool = False,
+def verdict(reason: str, operations: list[tuple[Any, ...]] | None = None, sufficient: bool = False,
             raw: str | None = None) -> dict[str, Any]:
+    """A scripted verdict; each operation is (child, top_k) or (child, top_k, query)."""
     if raw is not None:
         return tool_call_response("retrieval_verdict", raw)
     return tool_call_response("retrieval_verdict", {
         "sufficient": sufficient, "reason": reason,
-        "operations": [{"child": child, "top_k": top_k} for child, top_k in operations or []]})
+        "operations": [dict(zip(("child", "top_k", "query"), operation, strict=False)) for operation in operations or []]})
 
 
 def run(name: str, strategy: dict[str, Any], question: str, script: list[Any], server: ScriptedOpenAIServer) -> None:
@@ -127,7 +128,8 @@ def main() -> int:
                           "Each chunk scores `1 / (60 + rank)` per ranking [2]."])], server)
 
         # Agentic, three rounds; the first judgement is unusable (an unknown child) and asked again, and
-        # its retry repeats a consulted (child, top_k), which is dropped.
+        # its retry repeats a consulted (child, top_k), which is dropped; the second sends the first
+        # child after what is still missing, with a search text of its own.
         run("agentic", {"component": "NaiveRAG", "params": {
             "retriever": {"component": "AgenticEnsembleRetriever", "params": {
                 "max_iters": 3, "max_chunks": 6, "llm_model": llm(server),
@@ -137,8 +139,9 @@ def main() -> int:
             [verdict("Start with keywords for the agentic ensemble.", [(0, 2)]),
              verdict("Need more.", [(7, 3)]),
              verdict("The pool lacks how verdicts are judged; ask the second retriever.", [(1, 3), (0, 2)]),
-             verdict("Still missing the retry rule; widen the keyword search.", [(0, 5)]),
-             chat_stream(["The LLM plans which retrievers to consult ", "and judges the pool after each round [1][2]."])],
+             verdict("Still missing the retry rule; search for it by name.", [(0, 5, "unusable verdict asked again")]),
+             chat_stream(["The LLM plans which retrievers to consult, round by round [2], ",
+                          "and judges whether the pool answers the question after each round [4]."])],
             server)
 
         # CRAG: an LLM judge finds one chunk of two relevant, so the answer uses only that one.

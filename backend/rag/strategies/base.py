@@ -70,6 +70,10 @@ class RunContext:
             on_node=self._node_completed,
             on_round=lambda node, summary: self.emit({"type": "retrieval.round", "node_id": node.id,
                                                       "class": node.component, "round": summary}),
+            on_plan=lambda node, plan: self.emit({"type": "retrieval.plan", "node_id": node.id,
+                                                  "class": node.component, "plan": plan}),
+            on_judging=lambda node, round_number: self.emit({"type": "retrieval.judging", "node_id": node.id,
+                                                             "class": node.component, "round": round_number}),
             limits=limits or default_run_limits(),
         )
         self.state: dict[str, Any] = {

@@ -63,7 +63,8 @@ class TraceNode:
 
 class TraceRecorder:
     """Numbers trace nodes of one run (``n1``, ``n2``, ... in start order) and hands each
-    completed node and agentic round to optional listeners (the chat stream).
+    completed node, and an agentic retriever's plan, judgement starts and rounds, to optional
+    listeners (the chat stream), so a long agentic search reads as work being done.
 
     With ``limits`` (``RunLimits``), it also keeps the run within them: ``count_llm_call`` and
     ``check_limits`` raise ``RunLimitExceeded`` once the run is past its deadline or would make
@@ -75,9 +76,13 @@ class TraceRecorder:
         on_node: Callable[[TraceNode], None] | None = None,
         on_round: Callable[[TraceNode, dict[str, Any]], None] | None = None,
         limits: RunLimits | None = None,
+        on_plan: Callable[[TraceNode, dict[str, Any]], None] | None = None,
+        on_judging: Callable[[TraceNode, int], None] | None = None,
     ) -> None:
         self._on_node = on_node
         self._on_round = on_round
+        self._on_plan = on_plan
+        self._on_judging = on_judging
         self._counter = itertools.count(1)
         self._lock = threading.Lock()
         self.llm_calls = 0
@@ -142,6 +147,16 @@ class TraceRecorder:
     def round_completed(self, node: TraceNode, summary: dict[str, Any]) -> None:
         if self._on_round is not None:
             self._on_round(node, summary)
+
+    def plan_decided(self, node: TraceNode, plan: dict[str, Any]) -> None:
+        """An agentic ``node`` has its plan, before its first round consults anything."""
+        if self._on_plan is not None:
+            self._on_plan(node, plan)
+
+    def judging_started(self, node: TraceNode, round_number: int) -> None:
+        """An agentic ``node`` starts judging its pool after round ``round_number``."""
+        if self._on_judging is not None:
+            self._on_judging(node, round_number)
 
 
 _current: contextvars.ContextVar[TraceRecorder | None] = contextvars.ContextVar("trellis_trace_recorder", default=None)

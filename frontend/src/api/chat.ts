@@ -64,11 +64,18 @@ export interface ResultRow {
 export interface Operation {
   child: number;
   top_k: number;
+  /** Whose top_k it is: the model gave it, or the child's own applied (absent in older traces). */
+  top_k_from?: "model" | "child";
+  /** The text the child searched; null or absent: the user's question. */
+  query?: string | null;
+  /** The child's name in the question's language, as the planner saw it (absent in older traces). */
+  child_name?: string;
 }
 
 export interface DroppedOperation {
   child?: unknown;
   top_k?: unknown;
+  query?: unknown;
   /** Why, in English (what the model was told). */
   why: string;
   /** Why, as a code the view words in the reader's language. */
@@ -82,6 +89,8 @@ export interface Attempt {
 
 export interface PlanRecord {
   reason: string | null;
+  /** What round 1 consults (absent in older traces). */
+  operations?: Operation[];
   attempts: number;
   dropped: DroppedOperation[];
   fallback: string | null;
@@ -95,6 +104,8 @@ export interface RoundSummary {
   added: number[];
   pool_size: number;
   verdict: { sufficient: boolean; reason: string } | null;
+  /** What the next round consults, when the verdict goes on. */
+  next_operations?: Operation[];
   attempts: number;
   dropped?: DroppedOperation[];
   attempt_log?: Attempt[];
@@ -175,11 +186,15 @@ export interface AnswerCompleted {
 /**
  * What `ws/chat/<id>/` sends (DESIGN §8). The events of a run carry `seq`, numbered from 1 at
  * `run.started`: a socket that opens mid-run gets the events so far again, then the rest live.
- * A refused ask (`message_id: null`) goes to the asking socket only.
+ * A refused ask (`message_id: null`) goes to the asking socket only. An agentic retriever also
+ * sends its plan before round 1 (`retrieval.plan`) and says when it starts judging its pool
+ * (`retrieval.judging`), so a long search reads as work being done.
  */
 export type RunEvent =
   | { type: "run.started"; message_id: number; question_message_id: number; pipeline_id: number; question?: string }
+  | { type: "retrieval.plan"; node_id: string; class?: string; plan: PlanRecord }
   | { type: "retrieval.node"; node: TraceNode }
+  | { type: "retrieval.judging"; node_id: string; class?: string; round: number }
   | { type: "retrieval.round"; node_id: string; round: RoundSummary }
   | { type: "generation.started"; passages: number; tokens?: number | null }
   | { type: "generation.delta"; text: string }

@@ -1,11 +1,11 @@
 import { CircleAlert, Expand, Timer } from "lucide-react";
 import { useTranslation } from "react-i18next";
 
-import type { ResultRow, RoundSummary, TraceNode } from "../../api/chat";
+import type { ResultRow, TraceNode } from "../../api/chat";
 import { useComponentName } from "../../catalog/CatalogProvider";
 import { ChunkLabel } from "./ChunkLabel";
 import { formatDuration, formatScore, scoreShares } from "./format";
-import { isAgentic, type ChunkFacts } from "./model";
+import { isAgentic, type AgenticTimeline, type ChunkFacts } from "./model";
 import { RoundsView } from "./RoundsView";
 
 /** One retriever invocation: its timing, its results, its rounds (agentic) and its children. */
@@ -50,10 +50,12 @@ export function NodeView({ node, facts, depth = 0 }: { node: TraceNode; facts: C
   );
 }
 
-/** An agentic node whose rounds are arriving (the node itself completes after the last one). */
-export function RunningAgenticView({ id, rounds, facts }: { id: string; rounds: RoundSummary[]; facts: ChunkFacts }) {
+/** An agentic node whose plan and rounds are arriving (the node itself completes after the last one). */
+export function RunningAgenticView({ timeline, facts }: { timeline: AgenticTimeline; facts: ChunkFacts }) {
   const { t } = useTranslation();
   const name = useComponentName();
+  const { id } = timeline;
+  const rounds = timeline.rounds.flatMap((round) => (round.summary ? [round.summary] : []));
   const node: TraceNode = {
     id, class: "AgenticEnsembleRetriever", params: {}, query: "", top_k: null, elapsed_ms: 0,
     results: [], children: [], rounds, error: null,
@@ -65,7 +67,7 @@ export function RunningAgenticView({ id, rounds, facts }: { id: string; rounds: 
         <span className="chip">{id}</span>
         <span className="chip chip--accent">{t("trace.running")}</span>
       </header>
-      <RoundsView node={node} rounds={rounds} facts={facts} />
+      <RoundsView node={node} rounds={rounds} facts={facts} timeline={timeline} />
     </section>
   );
 }

@@ -1,20 +1,35 @@
-import { CircleCheck, CircleX, RotateCcw, TriangleAlert } from "lucide-react";
+import { CircleCheck, CircleX, RotateCcw } from "lucide-react";
 import { useId, useRef, useState, type KeyboardEvent } from "react";
 import { useTranslation } from "react-i18next";
 
 import type { Attempt, DroppedOperation, PlanRecord, RoundSummary, TraceNode } from "../../api/chat";
 import { useComponentName } from "../../catalog/CatalogProvider";
+import { AgenticTimelineView, dropReason } from "./AgenticTimelineView";
 import { ChunkLabel } from "./ChunkLabel";
-import { childComponents, roundChildren, type ChunkFacts } from "./model";
+import { FallbackNote } from "./Fallback";
+import { agenticTimeline, childComponents, roundChildren, type AgenticTimeline, type ChunkFacts } from "./model";
 import { RoundsChart } from "./RoundsChart";
 
-/** An agentic node's rounds: a chart of the pool, then one tab per round. */
-export function RoundsView({ node, rounds, facts }: { node: TraceNode; rounds: RoundSummary[]; facts: ChunkFacts }) {
+/**
+ * An agentic node's rounds: the timeline (plan, children, verdicts) as the chat showed it live,
+ * a chart of the pool, then one tab per round with its details. `timeline` is the live one while
+ * the node runs; a completed node's is rebuilt from its trace.
+ */
+export function RoundsView({ node, rounds, facts, timeline }: { node: TraceNode; rounds: RoundSummary[]; facts: ChunkFacts; timeline?: AgenticTimeline }) {
+  const catalog = childComponents(node);
+  return (
+    <>
+      <AgenticTimelineView timeline={timeline ?? agenticTimeline(node)} childNames={catalog} />
+      {rounds.length > 0 && <RoundTabs node={node} rounds={rounds} facts={facts} />}
+    </>
+  );
+}
+
+function RoundTabs({ node, rounds, facts }: { node: TraceNode; rounds: RoundSummary[]; facts: ChunkFacts }) {
   const { t } = useTranslation();
   const [chosen, setChosen] = useState(0);
   const tabs = useRef<(HTMLButtonElement | null)[]>([]);
   const baseId = useId();
-  if (rounds.length === 0) return <p className="muted trace-empty">{t("trace.noRounds")}</p>;
   const selected = Math.min(chosen, rounds.length - 1);
   const round = rounds[selected]!;
   const consulted = roundChildren(node, rounds);
@@ -90,10 +105,11 @@ function RoundPanel({ node, round, consulted, facts }: { node: TraceNode; round:
           const component = catalog[operation.child];
           const node = consulted[index];
           return (
-            <li key={`${operation.child}-${operation.top_k}`}>
+            <li key={index}>
               <span className="chip">{t("trace.childN", { n: operation.child })}</span>
-              <span>{component ? name(component) : t("trace.unknownChild")}</span>
+              <span>{operation.child_name ?? (component ? name(component) : node ? name(node.class) : t("trace.unknownChild"))}</span>
               <span className="chip chip--accent">{t("trace.topK", { k: operation.top_k })}</span>
+              {operation.query && <q className="agentic-timeline__query">{operation.query}</q>}
               {node && <span className="muted">{t("trace.returned", { count: node.results.length, id: node.id })}</span>}
             </li>
           );
@@ -141,7 +157,7 @@ function Verdict({ round }: { round: RoundSummary }) {
           {round.attempts > 1 ? t("trace.retriedAttempts", { attempts }) : attempts}
         </p>
       )}
-      {round.fallback && <Fallback text={round.fallback} />}
+      {round.fallback && <FallbackNote kind="judge" attempts={round.attempts} />}
     </div>
   );
 }
@@ -158,23 +174,11 @@ function PlanView({ plan, childNames }: { plan: PlanRecord; childNames: string[]
         {plan.attempts > 1 ? t("trace.retriedAttempts", { attempts }) : attempts}
       </p>
       {plan.dropped.length > 0 && <DroppedList dropped={plan.dropped} childNames={childNames} />}
-      {plan.fallback && <Fallback text={plan.fallback} />}
+      {plan.fallback && <FallbackNote kind="plan" attempts={plan.attempts} />}
       {plan.attempt_log && plan.attempt_log.length > 1 && <AttemptLog attempts={plan.attempt_log} />}
     </div>
   );
 }
-
-function Fallback({ text }: { text: string }) {
-  const { t } = useTranslation();
-  return (
-    <p className="trace-fallback" role="note">
-      <TriangleAlert aria-hidden="true" size={14} />
-      <strong>{t("trace.fallback")}</strong> {text}
-    </p>
-  );
-}
-
-const DROP_REASONS = new Set(["unknown_child", "top_k_below_1", "repeated"]);
 
 /** Operations the model asked for that were not run: which (by child and its name) and why, in the UI's language. */
 function DroppedList({ dropped, childNames }: { dropped: DroppedOperation[]; childNames: string[] }) {
@@ -182,8 +186,11 @@ function DroppedList({ dropped, childNames }: { dropped: DroppedOperation[]; chi
   const name = useComponentName();
   const describe = (operation: DroppedOperation) => {
     const component = typeof operation.child === "number" ? childNames[operation.child] : undefined;
-    const values = { child: String(operation.child), k: String(operation.top_k) };
-    return component ? t("trace.operationNamed", { ...values, name: name(component) }) : t("trace.operation", values);
+    // A model may leave top_k out (the child's own applies): then only the child is named.
+    const values = { child: String(operation.child), k: String(operation.top_k), name: component ? name(component) : "" };
+    const key = `trace.operation${component ? "Named" : ""}${operation.top_k === undefined ? "Child" : ""}`;
+    const query = typeof operation.query === "string" && operation.query ? ` ${t("trace.quoted", { text: operation.query })}` : "";
+    return t(key, values) + query;
   };
   return (
     <div className="dropped-ops">
@@ -193,7 +200,7 @@ function DroppedList({ dropped, childNames }: { dropped: DroppedOperation[]; chi
           <li key={index}>
             {t("trace.droppedOperation", {
               operation: describe(operation),
-              reason: operation.code && DROP_REASONS.has(operation.code) ? t(`trace.dropReasons.${operation.code}`) : operation.why,
+              reason: dropReason(t, operation.code, operation.why),
             })}
           </li>
         ))}

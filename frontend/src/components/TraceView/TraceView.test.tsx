@@ -71,7 +71,7 @@ describe("TraceView, from stored traces", () => {
     expect(within(panel).getByText(/no child 7 in the catalog/)).toBeInTheDocument();
     // An operation the model repeated: which one, then why, each in its place.
     expect(within(panel).getByText("1 operation dropped:")).toBeInTheDocument();
-    expect(within(panel).getByText("child 0 (BM25Retriever), top 2: already consulted with this top_k")).toBeInTheDocument();
+    expect(within(panel).getByText("child 0 (BM25Retriever), top 2: already consulted with this top_k and search text")).toBeInTheDocument();
     // Chunks added read as their text and where they are, like every other chunk of the trace.
     const added = [...panel.querySelectorAll(".round__added > li")];
     expect(added).toHaveLength(2);
@@ -89,11 +89,11 @@ describe("TraceView, from stored traces", () => {
     panel = within(node).getByRole("tabpanel");
     expect(within(panel).getByText("Not judged: this was the last round.")).toBeInTheDocument();
     expect(within(panel).getByText("top 5")).toBeInTheDocument();
-    expect(within(panel).getByText("returned 5 chunks (n4)")).toBeInTheDocument();
+    expect(within(panel).getByText("returned 2 chunks (n4)")).toBeInTheDocument();
 
     // The chart: one bar (new chunks) and one point (pool size) per round.
     const chart = within(node).getByRole("img", { name: /Pool size and new chunks per round/ });
-    expect(chart).toHaveAccessibleName(expect.stringContaining("round 1: pool 2, 2 new; round 2: pool 3, 1 new; round 3: pool 5, 2 new"));
+    expect(chart).toHaveAccessibleName(expect.stringContaining("round 1: pool 2, 2 new; round 2: pool 3, 1 new; round 3: pool 4, 1 new"));
     expect(within(node).getAllByTestId("chart-bar")).toHaveLength(3);
     expect(within(node).getAllByTestId("chart-point")).toHaveLength(3);
     expect(within(node).getByText("3 retrievers consulted")).toBeInTheDocument();

@@ -7,7 +7,7 @@ import { useComponentName } from "../../catalog/CatalogProvider";
 import { safeHref } from "../../lib/links";
 import { ChunkLabel } from "./ChunkLabel";
 import { formatDuration } from "./format";
-import { isBudget, liveRoots, type ChunkFacts, type LiveRetrieval } from "./model";
+import { isBudget, liveAgenticTimeline, liveRoots, type ChunkFacts, type LiveRetrieval } from "./model";
 import { NodeView, Results, RunningAgenticView } from "./NodeView";
 
 const KNOWN_STEPS = new Set(["retrieve", "transform_query", "fuse", "filter", "rerank", "decide", "web_search", "route", "branch", "generate", "search_question"]);
@@ -64,7 +64,7 @@ export function TraceView({ trace, facts }: { trace: StrategyTrace; facts: Chunk
   );
 }
 
-/** Retrieval as it happens: nodes as they complete, agentic rounds as they are judged. */
+/** Retrieval as it happens: nodes as they complete, an agentic search's plan, children and verdicts as they come. */
 export function LiveTraceView({ live, facts, writing }: { live: LiveRetrieval; facts: ChunkFacts; writing: boolean }) {
   const { t } = useTranslation();
   const { nodes, running } = liveRoots(live);
@@ -75,7 +75,7 @@ export function LiveTraceView({ live, facts, writing }: { live: LiveRetrieval; f
         {writing ? t("trace.writing") : t("trace.retrieving")}
       </p>
       {running.map((agentic) => (
-        <RunningAgenticView key={agentic.id} id={agentic.id} rounds={agentic.rounds} facts={facts} />
+        <RunningAgenticView key={agentic.id} timeline={liveAgenticTimeline(live, agentic.id)} facts={facts} />
       ))}
       {nodes.map((node) => (
         <NodeView key={node.id} node={node} facts={facts} />

@@ -1,4 +1,4 @@
-import type { Citation, RoundSummary, SentChunk, StrategyTrace, TraceNode, TraceStep } from "../../api/chat";
+import type { Citation, Operation, PlanRecord, RoundSummary, SentChunk, StrategyTrace, TraceNode, TraceStep } from "../../api/chat";
 
 /** Where a chunk is and how it starts, as the trace's result rows tell it. */
 export interface KnownChunk {
@@ -145,9 +145,13 @@ function descendants(node: TraceNode, into: Set<string>): void {
 export interface LiveRetrieval {
   nodes: TraceNode[];
   rounds: Record<string, RoundSummary[]>;
+  /** Each agentic node's plan, by node id, from the moment it is decided. */
+  plans: Record<string, PlanRecord>;
+  /** The round whose pool each agentic node is judging now (its verdict has not come yet). */
+  judging: Record<string, number>;
 }
 
-export const EMPTY_LIVE: LiveRetrieval = { nodes: [], rounds: {} };
+export const EMPTY_LIVE: LiveRetrieval = { nodes: [], rounds: {}, plans: {}, judging: {} };
 
 export function addLiveNode(live: LiveRetrieval, node: TraceNode): LiveRetrieval {
   return { ...live, nodes: [...live.nodes.filter((known) => known.id !== node.id), node] };
@@ -158,24 +162,126 @@ export function addLiveRound(live: LiveRetrieval, nodeId: string, round: RoundSu
   return { ...live, rounds: { ...live.rounds, [nodeId]: [...known.filter((item) => item.round !== round.round), round] } };
 }
 
-/** An agentic node still running: its rounds so far. */
+export function addLivePlan(live: LiveRetrieval, nodeId: string, plan: PlanRecord): LiveRetrieval {
+  return { ...live, plans: { ...live.plans, [nodeId]: plan } };
+}
+
+export function addLiveJudging(live: LiveRetrieval, nodeId: string, round: number): LiveRetrieval {
+  return { ...live, judging: { ...live.judging, [nodeId]: round } };
+}
+
+/** An agentic node still running: its plan and rounds so far. */
 export interface RunningAgentic {
   id: string;
   rounds: RoundSummary[];
 }
 
+function completedRoots(live: LiveRetrieval): { roots: TraceNode[]; inside: Set<string> } {
+  const inside = new Set<string>();
+  live.nodes.forEach((node) => descendants(node, inside));
+  const roots = live.nodes.filter((node) => !inside.has(node.id)).sort((a, b) => nodeNumber(a.id) - nodeNumber(b.id));
+  return { roots, inside };
+}
+
 /**
  * What to draw while retrieval runs: completed nodes not yet inside a completed parent (nodes
  * complete children first, so a parent arriving takes its children with it), and agentic nodes
- * whose rounds have arrived but not the node itself. In start order.
+ * that have planned, judged or finished a round but not completed themselves. In start order.
  */
 export function liveRoots(live: LiveRetrieval): { nodes: TraceNode[]; running: RunningAgentic[] } {
-  const inside = new Set<string>();
-  live.nodes.forEach((node) => descendants(node, inside));
-  const nodes = live.nodes.filter((node) => !inside.has(node.id)).sort((a, b) => nodeNumber(a.id) - nodeNumber(b.id));
+  const { roots, inside } = completedRoots(live);
   const done = new Set(live.nodes.map((node) => node.id));
-  const running = Object.entries(live.rounds)
-    .filter(([id]) => !done.has(id) && !inside.has(id))
-    .map(([id, rounds]) => ({ id, rounds: [...rounds].sort((a, b) => a.round - b.round) }));
-  return { nodes, running };
+  const ids = [...new Set([...Object.keys(live.plans), ...Object.keys(live.judging), ...Object.keys(live.rounds)])];
+  const running = ids
+    .filter((id) => !done.has(id) && !inside.has(id))
+    .sort((a, b) => nodeNumber(a) - nodeNumber(b))
+    .map((id) => ({ id, rounds: [...(live.rounds[id] ?? [])].sort((a, b) => a.round - b.round) }));
+  return { nodes: roots, running };
+}
+
+/** One round of an agentic search as the timeline shows it. */
+export interface TimelineRound {
+  round: number;
+  /** What the round consults: the plan's operations (round 1) or the previous verdict's. */
+  planned: Operation[];
+  /** The child nodes completed so far, in start order. */
+  consulted: TraceNode[];
+  /** The round's summary (pool, verdict) once it has come. */
+  summary: RoundSummary | null;
+  /** Its pool is being judged now. */
+  judging: boolean;
+}
+
+/** An agentic search as it unfolds: the plan, then each round's children and verdict. */
+export interface AgenticTimeline {
+  id: string;
+  plan: PlanRecord | null;
+  rounds: TimelineRound[];
+  /** The node has completed: nothing more comes. */
+  done: boolean;
+}
+
+function planOf(node: TraceNode): PlanRecord | null {
+  return node.details?.plan ?? node.rounds[0]?.plan ?? null;
+}
+
+/** The timeline of a completed (or stored) agentic node: the same as it was live. */
+export function agenticTimeline(node: TraceNode): AgenticTimeline {
+  const consulted = roundChildren(node);
+  return {
+    id: node.id,
+    plan: planOf(node),
+    rounds: node.rounds.map((round, index) => ({
+      round: round.round, planned: round.operations, consulted: consulted[index] ?? [], summary: round, judging: false,
+    })),
+    done: true,
+  };
+}
+
+/** Does the search go on after this round? Older traces have no `next_operations`: a verdict that is not sufficient goes on. */
+function goesOn(round: RoundSummary): boolean {
+  if (round.next_operations) return round.next_operations.length > 0;
+  return !!round.verdict && !round.verdict.sufficient && !round.fallback;
+}
+
+/**
+ * The timeline of an agentic node still running, from the events so far. Its children are the
+ * completed nodes started after it and not inside another completed node; each finished round
+ * takes as many as it has operations (as `roundChildren` does for the stored node), and the
+ * round running now takes the rest.
+ */
+export function liveAgenticTimeline(live: LiveRetrieval, id: string): AgenticTimeline {
+  const completed = live.nodes.find((node) => node.id === id);
+  if (completed) return agenticTimeline(completed);
+  const summaries = [...(live.rounds[id] ?? [])].sort((a, b) => a.round - b.round);
+  const plan = live.plans[id] ?? summaries[0]?.plan ?? null;
+  const children = completedRoots(live).roots.filter((node) => nodeNumber(node.id) > nodeNumber(id));
+  let offset = 0;
+  const rounds: TimelineRound[] = summaries.map((summary) => {
+    const consulted = children.slice(offset, offset + summary.operations.length);
+    offset += summary.operations.length;
+    return { round: summary.round, planned: summary.operations, consulted, summary, judging: false };
+  });
+  const rest = children.slice(offset);
+  const last = summaries[summaries.length - 1];
+  const next = last ? last.round + 1 : 1;
+  const judging = live.judging[id] === next;
+  if (rest.length > 0 || judging || (last ? goesOn(last) : plan !== null)) {
+    const planned = last ? last.next_operations ?? [] : plan?.operations ?? [];
+    rounds.push({ round: next, planned, consulted: rest, summary: null, judging });
+  }
+  return { id, plan, rounds, done: false };
+}
+
+/** Every agentic search of a run so far, running or completed, in start order. */
+export function liveAgenticTimelines(live: LiveRetrieval): AgenticTimeline[] {
+  const { nodes, running } = liveRoots(live);
+  const found: TraceNode[] = [];
+  const visit = (node: TraceNode) => {
+    if (isAgentic(node)) found.push(node);
+    node.children.forEach(visit);
+  };
+  nodes.forEach(visit);
+  return [...running.map((item) => liveAgenticTimeline(live, item.id)), ...found.map(agenticTimeline)]
+    .sort((a, b) => nodeNumber(a.id) - nodeNumber(b.id));
 }

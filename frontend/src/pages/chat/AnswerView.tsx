@@ -2,7 +2,9 @@ import { CircleAlert, Copy, FileSearch, ListTree, RotateCw, TriangleAlert } from
 import { useTranslation } from "react-i18next";
 
 import type { ChatMessage, Citation } from "../../api/chat";
+import { AgenticTimelineView } from "../../components/TraceView/AgenticTimelineView";
 import { formatDuration } from "../../components/TraceView/format";
+import type { AgenticTimeline } from "../../components/TraceView/model";
 import { Markdown } from "./Markdown";
 
 export function QuestionView({ text }: { text: string }) {
@@ -23,20 +25,31 @@ interface AnswerProps {
   phase?: string;
   /** How many passages the model is reading (the run's `generation.started`). */
   passages?: number;
+  /** Agentic searches while retrieval runs: shown as they unfold, gone into the trace once the model reads. */
+  searches?: AgenticTimeline[];
   onShowTrace: () => void;
   onRetry?: () => void;
   onCopy?: () => void;
   onCitation: (citation: Citation) => void;
 }
 
-function waitingStatus(t: ReturnType<typeof useTranslation>["t"], phase: string | undefined, passages: number | undefined) {
+function waitingStatus(t: ReturnType<typeof useTranslation>["t"], phase: string | undefined, passages: number | undefined, searches: AgenticTimeline[]) {
   if (phase === "lost") return t("chat.connectionLost");
   if (phase === "starting") return t("chat.starting");
   if (phase === "reading" && passages !== undefined) return t("chat.reading", { count: passages });
-  return t("chat.searching");
+  return searchStatus(t, searches) ?? t("chat.searching");
 }
 
-export function AnswerView({ message, selected, disabled, streaming, phase, passages, onShowTrace, onRetry, onCopy, onCitation }: AnswerProps) {
+/** What the agentic search running now is doing, in one line (the one a screen reader hears). */
+function searchStatus(t: ReturnType<typeof useTranslation>["t"], searches: AgenticTimeline[]): string | null {
+  const search = [...searches].reverse().find((item) => !item.done);
+  if (!search) return null;
+  const round = search.rounds[search.rounds.length - 1];
+  if (!round || round.summary) return search.plan || round ? null : t("chat.agentic.planning");
+  return round.judging ? t("chat.agentic.judging", { n: round.round }) : t("chat.agentic.searching", { n: round.round });
+}
+
+export function AnswerView({ message, selected, disabled, streaming, phase, passages, searches = [], onShowTrace, onRetry, onCopy, onCitation }: AnswerProps) {
   const { t, i18n } = useTranslation();
   const language = i18n.resolvedLanguage ?? "en";
   const byNumber = new Map(message.citations.map((citation) => [citation.n, citation]));
@@ -51,10 +64,13 @@ export function AnswerView({ message, selected, disabled, streaming, phase, pass
       data-status={streaming ? "streaming" : message.status}
     >
       {waiting ? (
-        <p className="bubble__status" role="status">
-          {waitingStatus(t, phase, passages)}
-          <span className="typing-cursor" aria-hidden="true" />
-        </p>
+        <>
+          <p className="bubble__status" role="status">
+            {waitingStatus(t, phase, passages, searches)}
+            <span className="typing-cursor" aria-hidden="true" />
+          </p>
+          {searches.map((search) => <AgenticTimelineView key={search.id} timeline={search} />)}
+        </>
       ) : message.declined ? (
         <section className="declined" aria-label={t("chat.notFoundTitle")} data-testid="declined">
           <p className="declined__title">

@@ -188,7 +188,7 @@ describe("ChatPage", () => {
     expect(within(screen.getByRole("list", { name: "Conversations" })).getByRole("link")).toHaveTextContent("Keyword");
   });
 
-  it("streams an agentic answer with its rounds live, then opens a citation of the stored answer", async () => {
+  it("streams an agentic answer: its plan, each child and each verdict in the answer as they come, then the answer", async () => {
     let done = false;
     setup({ stored: () => (done ? [QUESTION, fixture.message] : []) });
     const socket = await openConversation();
@@ -200,15 +200,69 @@ describe("ChatPage", () => {
     expect(socket.sent).toEqual([{ type: "ask", question: fixture.question, pipeline_id: 1 }]);
     expect(screen.getByText(fixture.question, { selector: ".bubble__text" })).toBeInTheDocument();
 
-    const firstDelta = fixture.events.findIndex((event) => event.type === "generation.delta");
-    fixture.events.slice(0, 5).forEach((event) => socket.receive(event));
-    // Two rounds judged so far; the agentic node is still running.
-    let running = within(tracePanel()).getByRole("region", { name: "AgenticEnsembleRetriever (n1)" });
-    expect(within(running).getAllByRole("tab")).toHaveLength(2);
-    expect(within(running).getByText("Running")).toBeInTheDocument();
-    fixture.events.slice(5, firstDelta + 1).forEach((event) => socket.receive(event));
-    running = within(tracePanel()).getByRole("region", { name: "AgenticEnsembleRetriever (n1)" });
+    const types = fixture.events.map((event) => event.type);
+    const upTo = (type: string, nth = 1) => {
+      let seen = 0;
+      return types.findIndex((item) => item === type && ++seen === nth) + 1;
+    };
+    let received = 0;
+    const receiveUntil = (end: number) => {
+      fixture.events.slice(received, end).forEach((event) => socket.receive(event));
+      received = end;
+    };
+    const bubble = () => screen.getByRole("listitem", { name: "Answer" });
+    const timeline = () => within(bubble()).getByRole("list", { name: "Agentic search, step by step" });
+    const status = () => within(bubble()).getByRole("status");
+    const rounds = () => within(timeline()).getAllByTestId("agentic-round");
+
+    // The plan, before anything is consulted: its reason and the child it chose.
+    receiveUntil(upTo("retrieval.plan"));
+    expect(within(timeline()).getByTestId("agentic-plan")).toHaveTextContent("Plan: Start with keywords for the agentic ensemble.");
+    expect(within(timeline()).getByTestId("agentic-operation")).toHaveTextContent("BM25 keyword retriever · top 2");
+    expect(status()).toHaveTextContent("Round 1: consulting the retrievers…");
+    expect(rounds()[0]).toHaveTextContent("Waiting for 1 retriever…");
+    // Only the summary line speaks: the timeline's own lines are not announced on each event.
+    expect(timeline()).toHaveAttribute("aria-live", "off");
+
+    // The child answers, then its pool is judged.
+    receiveUntil(upTo("retrieval.node"));
+    expect(within(rounds()[0]!).getByTestId("agentic-child")).toHaveTextContent("BM25 keyword retriever" + "top 2" + "2 results");
+    expect(rounds()[0]).not.toHaveTextContent("Waiting");
+    receiveUntil(upTo("retrieval.judging"));
+    expect(within(rounds()[0]!).getByTestId("agentic-judging")).toHaveTextContent("Judging the pool…");
+    expect(status()).toHaveTextContent("Round 1: judging the pool…");
+
+    // The verdict: not sufficient, why, what was dropped, and what round 2 consults.
+    receiveUntil(upTo("retrieval.round"));
+    let verdict = within(rounds()[0]!).getByTestId("agentic-verdict");
+    expect(verdict).toHaveTextContent("Not sufficient. The pool lacks how verdicts are judged; ask the second retriever.");
+    expect(within(verdict).getByTestId("agentic-operation")).toHaveTextContent("BM25 keyword retriever · top 3");
+    expect(rounds()[0]).toHaveTextContent("1 operation dropped: already consulted with this top_k and search text");
+    expect(within(rounds()[0]!).queryByTestId("agentic-judging")).not.toBeInTheDocument();
+    expect(rounds()).toHaveLength(2);
+    expect(status()).toHaveTextContent("Round 2: consulting the retrievers…");
+
+    // Round 2's verdict sends the first child after what is missing, with a search text of its own.
+    receiveUntil(upTo("retrieval.round", 2));
+    verdict = within(rounds()[1]!).getByTestId("agentic-verdict");
+    expect(within(verdict).getByTestId("agentic-operation")).toHaveTextContent("BM25 keyword retriever · top 5 · unusable verdict asked again");
+    receiveUntil(upTo("retrieval.node", 3));
+    expect(within(rounds()[2]!).getByTestId("agentic-child")).toHaveTextContent("top 5" + "2 results" + "unusable verdict asked again");
+
+    // Retrieval is over: the last round is not judged, and the timeline stays until the model reads.
+    receiveUntil(upTo("retrieval.node", 4));
+    expect(rounds()).toHaveLength(3);
+    expect(rounds()[2]).toHaveTextContent("Not judged: this was the last round.");
+    expect(status()).toHaveTextContent("Searching the documents…");
+
+    // The model reads: the rounds fold into the trace, where the same timeline stays.
+    receiveUntil(upTo("generation.started"));
+    expect(status()).toHaveTextContent("Reading 4 passages…");
+    expect(within(bubble()).queryByRole("list", { name: "Agentic search, step by step" })).not.toBeInTheDocument();
+    const running = within(tracePanel()).getByRole("region", { name: "AgenticEnsembleRetriever (n1)" });
     expect(within(running).getAllByRole("tab")).toHaveLength(3);
+    expect(within(running).getAllByTestId("agentic-verdict")).toHaveLength(2);
+    receiveUntil(upTo("generation.delta"));
 
     const answer = screen.getByRole("listitem", { name: "Answer" });
     expect(answer).toHaveTextContent("The LLM plans which retrievers to consult");
@@ -216,16 +270,21 @@ describe("ChatPage", () => {
     expect(screen.getByRole("button", { name: "Stop" })).toBeInTheDocument();
 
     done = true;
-    fixture.events.slice(firstDelta + 1).forEach((event) => socket.receive(event));
+    receiveUntil(fixture.events.length);
     // Once stored, the answer is read back with its timings and the chunks it was given.
     await waitFor(() => expect(screen.getByRole("listitem", { name: "Answer" })).toHaveTextContent("first token 120.5 ms · total 480.2 ms"));
     expect(screen.queryByTestId("typing-cursor")).not.toBeInTheDocument();
-    const citation = screen.getAllByRole("button", { name: "Open source 1 (guide › agentic-retrieval.md)" })[0]!;
+    const citation = screen.getAllByRole("button", { name: "Open source 2 (guide › agentic-retrieval.md)" })[0]!;
     // The stored trace now has the chunks' texts.
     expect(within(tracePanel()).getAllByText(/The agentic ensemble lets an LLM choose/).length).toBeGreaterThan(0);
+    // The stored trace draws the rounds as the live run did: the plan, two verdicts, the last round unjudged.
+    const rebuilt = within(tracePanel()).getByRole("list", { name: "Agentic search, step by step" });
+    expect(within(rebuilt).getByTestId("agentic-plan")).toHaveTextContent("Start with keywords for the agentic ensemble.");
+    expect(within(rebuilt).getAllByTestId("agentic-verdict")).toHaveLength(2);
+    expect(within(rebuilt).getAllByTestId("agentic-round")[2]).toHaveTextContent("Not judged: this was the last round.");
 
     fireEvent.click(citation);
-    const dialog = screen.getByRole("dialog", { name: "Source [1]" });
+    const dialog = screen.getByRole("dialog", { name: "Source [2]" });
     expect(within(dialog).getByText("guide › agentic-retrieval.md")).toBeInTheDocument();
     expect(within(dialog).getByText("Page 1")).toBeInTheDocument();
     expect(within(dialog).getByText("The agentic ensemble lets an LLM choose which retrievers to consult, round by round.")).toBeInTheDocument();
@@ -388,7 +447,7 @@ describe("ChatPage", () => {
 
     answered = true;
     ask(fixture.question);
-    expect(await screen.findByRole("button", { name: "Open source 1 (guide › agentic-retrieval.md)" })).toBeInTheDocument();
+    expect(await screen.findByRole("button", { name: "Open source 2 (guide › agentic-retrieval.md)" })).toBeInTheDocument();
     const post = api.mock.calls.find(([url, init]) => String(url).endsWith("/ask/") && init?.method === "POST")!;
     expect(JSON.parse(post[1]!.body as string)).toEqual({ question: fixture.question, pipeline_id: 1 });
 

@@ -17,7 +17,9 @@ import {
 import type { PipelineSummary } from "../../api/pipelines";
 import { ErrorNotice, Loading } from "../../components/StatusViews";
 import { useToast } from "../../components/Toasts";
-import { addLiveNode, addLiveRound, chunkFacts, EMPTY_LIVE, type LiveRetrieval } from "../../components/TraceView/model";
+import {
+  addLiveJudging, addLiveNode, addLivePlan, addLiveRound, chunkFacts, EMPTY_LIVE, liveAgenticTimelines, type LiveRetrieval,
+} from "../../components/TraceView/model";
 import { LiveTraceView, TraceView } from "../../components/TraceView/TraceView";
 import { useLoad } from "../../lib/useLoad";
 import { AnswerView, QuestionView } from "./AnswerView";
@@ -65,6 +67,10 @@ export function advanceRun(run: Run | null, event: RunEvent & { seq?: number }):
   }
   if (!run || (event.seq !== undefined && event.seq <= run.seq)) return run;
   switch (event.type) {
+    case "retrieval.plan":
+      return { ...run, seq, live: addLivePlan(run.live, event.node_id, event.plan) };
+    case "retrieval.judging":
+      return { ...run, seq, live: addLiveJudging(run.live, event.node_id, event.round) };
     case "retrieval.node":
       return { ...run, seq, live: addLiveNode(run.live, event.node) };
     case "retrieval.round":
@@ -293,6 +299,7 @@ export function ConversationView({ conversation, pipelines, onSwitchPipeline, on
                   declined: run.declined ?? null, unsupported: run.unsupported ?? [],
                 }}
                 passages={run.passages}
+                searches={run.phase === "retrieving" ? liveAgenticTimelines(run.live) : []}
                 streaming={run.phase !== "finishing"}
                 phase={run.phase}
                 selected={current === "live"}

@@ -32,15 +32,22 @@ class FixedRetriever(BaseRetriever):
     def __init__(self, **params):
         super().__init__(**params)
         self.planned: list[tuple[int, int]] = []
+        self.planned_for: dict[str, list[tuple[int, int]]] = {}
 
     def plan(self, *positions: tuple[int, int]) -> "FixedRetriever":
         """Hits to return, best first, as (document, position)."""
         self.planned = list(positions)
         return self
 
+    def plan_for(self, query: str, *positions: tuple[int, int]) -> "FixedRetriever":
+        """Hits to return for ``query`` alone; other queries get ``plan``'s."""
+        self.planned_for[query] = list(positions)
+        return self
+
     def _search(self, query, top_k, node):
+        planned = self.planned_for.get(query, self.planned)
         hits = [Hit(self.chunks[document][position], score=1.0 / rank)
-                for rank, (document, position) in enumerate(self.planned, start=1)]
+                for rank, (document, position) in enumerate(planned, start=1)]
         return hits[:top_k]
 
 

@@ -1,10 +1,9 @@
-"""``AgenticEnsembleRetriever``: an LLM chooses which children to consult, round by round."""
+"""``AgenticEnsembleRetriever``: an LLM chooses which children to consult, round by round, and with what query."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any
 
 from rag.core import ComponentRef, children_param, component_param, ml, param, ref, register
@@ -16,89 +15,40 @@ from rag.llms import (
 from rag.prompts import AgenticEnsemblePrompt
 from rag.tracing import TraceNode, current_recorder
 
-from ..base import CompositeRetriever, Hit, RetrieverParams
-from ..dense import DenseEmbeddingRetriever  # noqa: F401  (registers a default child)
-from ..sparse import BM25Retriever  # noqa: F401  (registers a default child)
-from .children import search_children
-from .ensemble import reciprocal_rank_fusion
-
-VERDICT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "sufficient": {"type": "boolean"},
-        "reason": {"type": "string"},
-        "operations": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {"child": {"type": "integer"}, "top_k": {"type": "integer"}},
-                "required": ["child", "top_k"],
-                "additionalProperties": False,
-            },
-        },
-    },
-    "required": ["sufficient", "reason", "operations"],
-    "additionalProperties": False,
-}
-
-
-@dataclass
-class Evaluation:
-    """One planning or judging call after validation: the verdict, its usable operations, what
-    was dropped and why, and every attempt made."""
-
-    verdict: dict[str, Any] | None
-    operations: list[dict[str, int]] = field(default_factory=list)
-    dropped: list[dict[str, Any]] = field(default_factory=list)
-    attempts: list[dict[str, Any]] = field(default_factory=list)
-
-    def summary(self) -> dict[str, Any] | None:
-        if self.verdict is None:
-            return None
-        return {"sufficient": bool(self.verdict["sufficient"]), "reason": self.verdict["reason"]}
-
-
-def split_operations(
-    operations: Sequence[dict[str, Any]], *, children: int, consulted: set[tuple[int, int]]
-) -> tuple[list[dict[str, int]], list[dict[str, Any]]]:
-    """Valid operations (in order, without repeats) and the dropped ones with their reason: ``why``
-    in words (fed back to the model) and a ``code`` (``unknown_child``, ``top_k_below_1``,
-    ``repeated``) for the trace view to say it in the reader's language."""
-    valid: list[dict[str, int]] = []
-    dropped: list[dict[str, Any]] = []
-    chosen: set[tuple[int, int]] = set()
-    for operation in operations:
-        child, top_k = operation.get("child"), operation.get("top_k")
-        if not isinstance(child, int) or not 0 <= child < children:
-            dropped.append({**operation, "code": "unknown_child",
-                            "why": f"no child {child} in the catalog (0 to {children - 1})"})
-        elif not isinstance(top_k, int) or top_k < 1:
-            dropped.append({**operation, "code": "top_k_below_1", "why": f"top_k {top_k} is below 1"})
-        elif (child, top_k) in consulted or (child, top_k) in chosen:
-            dropped.append({**operation, "code": "repeated",
-                            "why": f"child {child} was already consulted with top_k {top_k}"})
-        else:
-            chosen.add((child, top_k))
-            valid.append({"child": child, "top_k": top_k})
-    return valid, dropped
+from ...base import CompositeRetriever, Hit, RetrieverParams
+from ...dense import DenseEmbeddingRetriever  # noqa: F401  (registers a default child)
+from ...sparse import BM25Retriever  # noqa: F401  (registers a default child)
+from ..children import search_children
+from .catalog import catalog_row, question_language
+from .pool import RankingKey, fuse_pool
+from .verdicts import VERDICT_SCHEMA, Evaluation, OperationKey, operation_key, split_operations, verdict_problems
 
 
 @register
 class AgenticEnsembleRetriever(CompositeRetriever["AgenticEnsembleRetriever.Params"]):
-    """An LLM plans which children to consult and at what ``top_k``, then judges after each
-    round whether the pool answers the question (DESIGN §5).
+    """An LLM plans which children to consult, at what ``top_k`` and with what query, then judges
+    after each round whether the pool answers the question (DESIGN §5).
 
-    1. Plan: one evaluation over the empty pool must choose at least one valid operation.
-    2. Round r: consult the chosen children. The pool is the reciprocal rank fusion of every
-       child's deepest ranking so far (all rounds), so a chunk found by two children ranks
-       above one found once; it holds at most ``max_chunks``.
-    3. Judge after every round but the last: ``sufficient`` stops; otherwise its operations
-       choose the next round.
-    4. Invalid operations (unknown child, top_k < 1, a repeated (child, top_k)) are dropped; an
-       unparseable verdict, or an insufficient one with nothing valid left, is asked again with
-       the problems, ``function_call_max_trials`` attempts in all. A plan that still fails
-       consults every child at its own top_k; a judgement that still fails stops with the pool.
-       Both are recorded in the trace.
+    1. Plan: one evaluation over the empty pool must choose at least one valid operation
+       ``{"child", "top_k"?, "query"?}``. A missing ``top_k`` is the child's own; a missing
+       ``query`` is the user's question, and a query searches one part of it instead.
+    2. Round r: consult the chosen children, each with its operation's query. The pool fuses
+       every ranking so far (``pool.fuse_pool``: children agreeing on one search text rank
+       higher, and each search text counts once, so every part of the question reaches the top);
+       it holds at most ``max_chunks``.
+    3. Judge after every round but the last, over the pool's passages (within the prompt's
+       budget): ``sufficient`` with no operation stops; otherwise its operations choose the
+       next round.
+    4. Invalid operations (unknown child, top_k < 1, a repeated (child, top_k, query)) are
+       dropped. An unparseable verdict, a plan with nothing valid, or a judgement whose
+       operations are all invalid (repeats included, sufficient or not) is asked again with the
+       problems, ``function_call_max_trials`` attempts in all. A plan that still fails consults
+       every child at its own top_k; a judgement that still fails stops with the pool. Both are
+       recorded in the trace.
+
+    The reasons are asked for in the question's language. While it runs, the recorder hears
+    the plan (``plan_decided``), each judgement starting (``judging_started``) and each round
+    (``round_completed``); the trace node keeps the same: ``details["plan"]`` and ``rounds``.
     """
 
     CATEGORY = "agentic"
@@ -203,36 +153,30 @@ class AgenticEnsembleRetriever(CompositeRetriever["AgenticEnsembleRetriever.Para
         return self._traced_search(query, self.params.max_chunks, details)
 
     def catalog(self, language: str = "en") -> list[dict[str, Any]]:
-        return [
-            {"index": index, "name": child.DISPLAY_NAME.get(language),
-             "representation": child.render_representation(language), "top_k": child.default_top_k,
-             "description": child.DESCRIPTION.get(language)}
-            for index, child in enumerate(self.children)
-        ]
+        """The children as the LLM sees them, named in ``language``."""
+        return [catalog_row(index, child, language) for index, child in enumerate(self.children)]
 
-    def _evaluate(self, query: str, pool: list[Hit], consulted: set[tuple[int, int]], *, round_number: int,
-                  planning: bool) -> Evaluation:
+    def _evaluate(self, query: str, language: str, pool: list[Hit], consulted: list[OperationKey], *,
+                  round_number: int, planning: bool) -> Evaluation:
         messages = self.prompt.render(
-            query=query, catalog=self.catalog(), pool=[(hit.chunk.id, hit.chunk.text) for hit in pool],
-            consulted=sorted(consulted), round_number=round_number, max_rounds=self.params.max_iters,
-            planning=planning, pool_capacity=self.params.max_chunks,
+            query=query, catalog=self.catalog(language), pool=[(hit.chunk.id, hit.chunk.text) for hit in pool],
+            consulted=consulted, round_number=round_number, max_rounds=self.params.max_iters,
+            planning=planning, pool_capacity=self.params.max_chunks, language=language,
+            count_tokens=self.llm_model.count_tokens,
         )
+        own_top_k = [child.default_top_k for child in self.children]
         latest: dict[str, Any] = {}
 
         def check(verdict: dict[str, Any]) -> list[str]:
-            valid, dropped = split_operations(verdict["operations"], children=len(self.children),
-                                              consulted=consulted)
+            valid, dropped = split_operations(verdict["operations"], own_top_k=own_top_k, consulted=consulted,
+                                              question=query)
             latest.update(valid=valid, dropped=dropped)
-            if valid or (not planning and verdict["sufficient"]):
-                return []
-            reasons = [operation["why"] for operation in dropped] or ["no operation was given"]
-            need = "the plan must choose at least one valid operation" if planning else (
-                "an insufficient verdict must choose at least one valid operation")
-            return [f"{need}: " + "; ".join(reasons)]
+            return verdict_problems(verdict, valid, dropped, planning=planning)
 
         verdict, attempts = self.llm_model.call_function_with_retries(
             messages, VERDICT_SCHEMA, check=check, max_trials=self.params.function_call_max_trials,
-            name="retrieval_verdict", description="whether the pool suffices and which retrievers to consult next",
+            name="retrieval_verdict",
+            description="what the pool holds and lacks, whether it suffices, and which searches to make next",
         )
         return Evaluation(
             verdict=verdict,
@@ -240,6 +184,11 @@ class AgenticEnsembleRetriever(CompositeRetriever["AgenticEnsembleRetriever.Para
             dropped=latest.get("dropped", []) if verdict is not None else [],
             attempts=[attempt.to_dict() for attempt in attempts],
         )
+
+    def _named(self, operations: list[dict[str, Any]], language: str) -> list[dict[str, Any]]:
+        """``operations`` with each child's name in the question's language, for the trace and the live view."""
+        catalog = self.catalog(language)
+        return [{**operation, "child_name": catalog[operation["child"]]["name"]} for operation in operations]
 
     @classmethod
     def depth_limit(cls, params: Mapping[str, Any]) -> tuple[int, str] | None:
@@ -251,33 +200,42 @@ class AgenticEnsembleRetriever(CompositeRetriever["AgenticEnsembleRetriever.Para
 
     def _search(self, query: str, top_k: int, node: TraceNode) -> list[Hit]:
         recorder = current_recorder()
-        # Each child's deepest ranking so far: asking a child again for more results extends its
-        # ranking rather than counting its top chunks twice.
-        rankings: dict[int, list[Hit]] = {}
+        language = question_language(query)
+        # Each (child, search text)'s deepest ranking so far: asking a child again for more results
+        # extends its ranking rather than counting its top chunks twice.
+        rankings: dict[RankingKey, list[Hit]] = {}
         pool: list[Hit] = []
-        consulted: set[tuple[int, int]] = set()
+        consulted: list[OperationKey] = []
 
-        plan = self._evaluate(query, [], consulted, round_number=0, planning=True)
-        plan_record: dict[str, Any] = {"reason": plan.verdict["reason"] if plan.verdict else None,
-                                       "attempts": len(plan.attempts), "dropped": plan.dropped,
-                                       "fallback": None}
+        plan = self._evaluate(query, language, [], consulted, round_number=0, planning=True)
         operations = plan.operations
+        fallback = None
         if plan.verdict is None:
-            operations = [{"child": index, "top_k": child.default_top_k} for index, child in enumerate(self.children)]
-            plan_record["fallback"] = (f"planning failed after {len(plan.attempts)} attempt(s); "
-                                       "consulting every child at its own top_k")
-        node.details["plan"] = {**plan_record, "attempt_log": plan.attempts}
+            operations = [{"child": index, "top_k": child.default_top_k, "top_k_from": "child", "query": None}
+                          for index, child in enumerate(self.children)]
+            fallback = (f"planning failed after {len(plan.attempts)} attempt(s); "
+                        "consulting every child at its own top_k")
+        operations = self._named(operations, language)
+        plan_record: dict[str, Any] = {"reason": plan.verdict["reason"] if plan.verdict else None,
+                                       "operations": operations, "attempts": len(plan.attempts),
+                                       "dropped": plan.dropped, "fallback": fallback}
+        node.details["plan"] = {**plan_record, "language": language, "attempt_log": plan.attempts}
+        if recorder is not None:
+            recorder.plan_decided(node, plan_record)
 
         for round_number in range(1, self.params.max_iters + 1):
             answers = search_children([self.children[op["child"]] for op in operations], query,
-                                      [op["top_k"] for op in operations])
+                                      [op["top_k"] for op in operations],
+                                      queries=[op["query"] or query for op in operations])
             before = {hit.chunk.id for hit in pool}
             for operation, (hits, child_node) in zip(operations, answers, strict=True):
-                consulted.add((operation["child"], operation["top_k"]))
+                key = operation_key(operation, query)
+                consulted.append(key)
                 node.children.append(child_node)
-                if hits and len(hits) > len(rankings.get(operation["child"], ())):
-                    rankings[operation["child"]] = list(hits)
-            pool = self._fused_pool(rankings)
+                ranking = (key[0], key[2])
+                if hits and len(hits) > len(rankings.get(ranking, ())):
+                    rankings[ranking] = list(hits)
+            pool = fuse_pool(rankings, limit=self.params.max_chunks)
             summary: dict[str, Any] = {
                 "round": round_number,
                 "operations": operations,
@@ -290,7 +248,10 @@ class AgenticEnsembleRetriever(CompositeRetriever["AgenticEnsembleRetriever.Para
                 summary["plan"] = plan_record
             stop = round_number == self.params.max_iters
             if not stop:
-                judgement = self._evaluate(query, pool, consulted, round_number=round_number, planning=False)
+                if recorder is not None:
+                    recorder.judging_started(node, round_number)
+                judgement = self._evaluate(query, language, pool, consulted, round_number=round_number,
+                                           planning=False)
                 summary.update(verdict=judgement.summary(), attempts=len(judgement.attempts),
                                dropped=judgement.dropped, attempt_log=judgement.attempts)
                 if judgement.verdict is None:
@@ -300,22 +261,14 @@ class AgenticEnsembleRetriever(CompositeRetriever["AgenticEnsembleRetriever.Para
                 elif judgement.verdict["sufficient"]:
                     stop = True
                 else:
-                    operations = judgement.operations
+                    operations = self._named(judgement.operations, language)
+                    summary["next_operations"] = operations
             node.rounds.append(summary)
             if recorder is not None:
                 recorder.round_completed(node, summary)
             if stop:
                 break
         return pool
-
-    def _fused_pool(self, rankings: Mapping[int, list[Hit]]) -> list[Hit]:
-        """The best ``max_chunks`` of the children's rankings fused by RRF (k 60, as the
-        EnsembleRetriever), children in catalog order; each hit's ``sources`` name catalog indices."""
-        children = sorted(rankings)
-        fused = reciprocal_rank_fusion([rankings[child] for child in children])
-        return [Hit(hit.chunk, hit.score, tuple({**source, "child": children[source["child"]]}
-                                                for source in hit.sources))
-                for hit in fused[: self.params.max_chunks]]
 
 
 def _json_value(value: Any) -> Any:
