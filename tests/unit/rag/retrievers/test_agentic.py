@@ -401,3 +401,13 @@ def test_a_run_streams_the_plan_judging_and_rounds_as_events(scripted_openai):
     judging = next(event for event in events if event["type"] == "retrieval.judging")
     assert (judging["node_id"], judging["round"]) == (agentic_node["id"], 1)
     assert agentic_node["details"]["plan"]["operations"] == plan["plan"]["operations"]
+
+
+def test_an_insufficient_verdict_without_operations_is_told_how_to_fix_it(scripted_openai):
+    scripted_openai.enqueue(CHAT, verdict(operations=[(0, 2)]))
+    scripted_openai.enqueue(CHAT, verdict(sufficient=False, operations=[]))
+    scripted_openai.enqueue(CHAT, verdict(operations=[{"child": 1, "query": "the missing part"}]))
+    _, node, calls = run(agentic(scripted_openai, max_iters=2))
+    retry = scripted_openai.requests_to(CHAT)[2].body["messages"][-1]["content"]
+    assert "an operation whose query names it), or answer sufficient true" in retry
+    assert calls == 3 and [op["query"] for op in node["rounds"][1]["operations"]] == ["the missing part"]

@@ -119,7 +119,8 @@ def verdict_problems(verdict: dict[str, Any], valid: Sequence[dict[str, Any]], d
     if not verdict["operations"]:
         if verdict["sufficient"]:
             return []
-        return ["an insufficient verdict must choose at least one new operation: none was given"]
+        return ["an insufficient verdict must choose at least one new operation: none was given. Add a "
+                "search for the missing part (an operation whose query names it), or answer sufficient true."]
     return ["every operation was already done or is invalid (" + "; ".join(reasons) + "). Either choose a "
             "search not made yet (another child, or a query naming what the pool still lacks), or answer "
             "sufficient true with no operations."]
