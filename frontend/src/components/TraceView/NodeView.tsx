@@ -107,8 +107,9 @@ export function Results({ results, facts, childNames, language, sourceLabel, sca
                     {t("trace.window", { first: row.window[0], last: row.window[1] })}
                   </span>
                 )}
-                {row.sources?.map((source) => (
-                  <span key={`${source.child}-${source.rank}`} className="chip" title={source.contribution === undefined
+                {row.sources?.map((source, index) => (
+                  // One child may rank a chunk for two search texts of an agentic round: same child, same rank.
+                  <span key={`${source.child}-${source.rank}-${index}`} className="chip" title={source.contribution === undefined
                     ? t("trace.sourceHint", { score: formatScore(language, source.score) })
                     : t("trace.sourceContributionHint", { score: formatScore(language, source.score), contribution: formatScore(language, source.contribution) })}>
                     {t("trace.source", { name: label(source.child), rank: source.rank })}
