@@ -199,8 +199,8 @@ PRESETS: tuple[Preset, ...] = (
            "El LLM planifica a qué recuperadores consultar, ronda a ronda, hasta que los fragmentos responden la pregunta.",
            "由 LLM 逐輪規劃要詢問哪些檢索器，直到區塊足以回答問題。"),
         "brain-circuit",
-        # The broadest child first: the planning prompt starts there, so the pool is never worse
-        # than the Hybrid preset, and keyword and dense alone are there to widen it.
+        # The Hybrid tree first (the catalog calls it a fusion, good at both kinds of match), then
+        # keyword and dense alone, so a plan can give each part of a question its own search.
         ref("AgenticEnsembleRetriever", children=[_hybrid(), ref("BM25Retriever", top_k=10),
                                                   ref("DenseEmbeddingRetriever", top_k=10)]),
     ),
