@@ -7,7 +7,8 @@ bench/agentic.py).
 - **Facts.** XQuAD questions with a short reference answer (at most ``MAX_ANSWER_WORDS`` words, or
   ``MAX_ANSWER_CHARACTERS`` characters in Chinese), written as one plain question ("¿…?" with no
   lead-in clause before the "¿" in Spanish; no second question mark in either language), so two
-  of them read as one sentence and an answer can hold both.
+  of them read as one sentence and an answer can hold both; not one that holds its own answer
+  ("¿… en color o en blanco y negro?").
 - **Two facts in one sentence**, both answers required, the facts about different articles:
   Spanish ``¿A y B?`` — the second question's first word lower-cased unless it is a name (a word
   the questions never write in lower case), "y" becoming "e" before an /i/ sound ("¿Cuántos
@@ -114,6 +115,13 @@ def short_answer(answers: Sequence[str], language: str) -> bool:
     return all(len(answer.split()) <= MAX_ANSWER_WORDS for answer in answers)
 
 
+def given_away(question: str, answers: Sequence[str]) -> bool:
+    """Whether the question holds its own answer ("…添加颜色，还是仍旧保持黑白？" → "黑白"): an answer
+    could then hold it without reading any passage."""
+    text = question.casefold()
+    return any(answer.strip().casefold() in text for answer in answers if answer.strip())
+
+
 def article_documents(corpus: Iterable[dict[str, Any]]) -> dict[str, str]:
     """Every article as one document: its paragraphs in order, joined by blank lines."""
     paragraphs: dict[str, list[tuple[str, str]]] = defaultdict(list)
@@ -132,7 +140,8 @@ def facts_of(queries: Iterable[dict[str, Any]], qrels: dict[str, dict[str, int]]
         relevant = list(qrels.get(query["_id"], {}))
         match = ARTICLE.match(relevant[0]) if relevant else None
         answers = list(query.get("answers") or [])
-        if match and short_answer(answers, language) and joinable(query["text"], language):
+        if match and short_answer(answers, language) and joinable(query["text"], language) \
+                and not given_away(query["text"], answers):
             facts.append({"id": query["_id"], "question": query["text"].strip(), "answers": answers,
                           "article": f"article-{match.group(1)}"})
     return sorted(facts, key=lambda fact: fact["id"])

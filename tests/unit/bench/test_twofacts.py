@@ -20,7 +20,8 @@ ARTICLES = ("00", "01", "02", "03")
 
 def dataset():
     """Four articles of two paragraphs; six short-answer questions each, plus one with a long
-    answer and one with a lead-in clause, which no two-fact question may use."""
+    answer, one with a lead-in clause and one holding its own answer, which no two-fact question
+    may use."""
     corpus, queries, qrels = [], [], {}
     for article in ARTICLES:
         for paragraph in ("00", "01"):
@@ -32,7 +33,8 @@ def dataset():
             qrels[query_id] = {f"xquad-{article}-00": 1}
     queries.append({"_id": "long", "text": "¿Qué dijo el autor?", "answers": ["una frase larga de más de cinco palabras"]})
     queries.append({"_id": "lead", "text": "En 1990, ¿quién ganó?", "answers": ["Ana"]})
-    qrels.update(long={"xquad-00-00": 1}, lead={"xquad-01-00": 1})
+    queries.append({"_id": "given", "text": "¿Ganó Ana o Eva?", "answers": ["Eva"]})
+    qrels.update(long={"xquad-00-00": 1}, lead={"xquad-01-00": 1}, given={"xquad-02-00": 1})
     return corpus, queries, qrels
 
 
@@ -82,7 +84,7 @@ def test_every_article_is_one_document_and_every_question_needs_two_articles():
     assert len(dev.of_kind("two_fact")) == 6
     used = [fact["id"] for question in dev.questions for fact in question["facts"]]
     assert len(used) == len(set(used)), "a fact was used twice"
-    assert not {"long", "lead"} & set(used), "a long answer or a lead-in question was used"
+    assert not {"long", "lead", "given"} & set(used), "a long answer, a lead-in or an answered question was used"
     for question in dev.questions:
         first, second = question["facts"]
         assert first["article"] != second["article"]
