@@ -6,6 +6,7 @@ Run from the repository root::
     .venv/bin/python bench/quality.py [--datasets scifact,cranfield,...] [--llm-queries 10]
                                       [--agentic-queries 50] [--llm-datasets scifact,cranfield]
                                       [--llm-presets agentic,hybrid-llm-rerank] [--budget-min 100]
+                                      [--planner qwen2.5-1.5b-instruct]
                                       [--output bench/quality.md] [--no-cache]
 
 Every dataset folder of the shared datasets folder (``rag.locations.datasets_dir``) is read in place
@@ -24,7 +25,7 @@ for Spanish and Chinese (the knowledge-base defaults); document vectors are cach
   beside today's (the BM25 child stems in the knowledge base's language), with a paired test and the
   difference on each half of the queries.
 * **LLM presets** (``agentic``, ``hybrid-llm-rerank``; the packaged Qwen2.5 0.5B through
-  llama.cpp), on ``--llm-datasets`` (SciFact and Cranfield): the first ``--agentic-queries`` (50)
+  llama.cpp; ``--planner`` names the agentic tree's planning model, else the preset's own), on ``--llm-datasets`` (SciFact and Cranfield): the first ``--agentic-queries`` (50)
   queries for the agentic tree and ``--llm-queries`` (10) for the re-ranker, fewer when the
   wall-time budget (``--budget-min``) runs out — what is left of it after the fast presets goes two thirds
   to the agentic tree, one third to the re-ranker, split over the datasets; their row also gives
@@ -178,6 +179,8 @@ def main() -> int:
     parser.add_argument("--llm-datasets", default="scifact,cranfield",
                         help="datasets the LLM presets run on (comma-separated; empty: every one)")
     parser.add_argument("--llm-presets", default="agentic,hybrid-llm-rerank")
+    parser.add_argument("--planner", help="the packaged model that plans and judges in the agentic tree "
+                                          "(default: the Agentic preset's own)")
     parser.add_argument("--budget-min", type=float, default=100.0,
                         help="wall-time budget; the LLM presets share what is left of it when they start")
     parser.add_argument("--output", type=Path, default=ROOT / "bench" / "quality.md")
@@ -226,6 +229,8 @@ def main() -> int:
         from rag.llms import local_models
 
         local_models.ensure("qwen2.5-0.5b-instruct")
+        if args.planner:
+            local_models.ensure(args.planner)
     # What is left of the budget goes to the LLM presets in order of priority (the first one, the
     # agentic tree, gets two thirds when there are two), split evenly over the datasets; time a
     # pair does not use rolls over to the next.
@@ -243,11 +248,17 @@ def main() -> int:
             continue
         dataset, corpus = loaded[section["name"]]
         subset = dataset.limited(args.agentic_queries if preset == "agentic" else args.llm_queries)
-        result = evaluate_pipeline(subset, PipelineSpec(preset, strategy_config(preset)), corpus,
+        config = strategy_config(preset)
+        if preset == "agentic" and args.planner:
+            config["params"]["retriever"]["params"]["llm_model"] = {"component": "LocalLLM",
+                                                                    "params": {"model": args.planner}}
+        result = evaluate_pipeline(subset, PipelineSpec(preset, config), corpus,
                                    options=RunOptions(depth=100, resamples=1000, max_seconds=share))
         ran = {row["query_id"] for row in result["per_query"]}
         hybrid = mean(row["ndcg@10"] for row in section["hybrid"]["per_query"] if row["query_id"] in ran)
-        section["rows"].append(from_pipeline(result, notes=f"first {len(ran)} queries; hybrid on them: {hybrid:.3f}"))
+        planner = f"; planner {args.planner}" if preset == "agentic" and args.planner else ""
+        section["rows"].append(from_pipeline(result, notes=f"first {len(ran)} queries; hybrid on them: {hybrid:.3f}"
+                                                            + planner))
         print(f"  {section['name']}/{preset}: {len(ran)} queries, nDCG@10 {result['metrics']['ndcg@10']:.3f} "
               f"(hybrid {hybrid:.3f}), {wall_s():.0f} s so far", flush=True)
 
@@ -270,7 +281,7 @@ def main() -> int:
         "uses the default `BagOfWordsConverter` (words as written, Chinese segmented with jieba), and the hybrid "
         "preset's BM25 child stems in the dataset's language (Snowball English, or Spanish for XQuAD-es; "
         "Chinese is not stemmed). LLM presets run the packaged Qwen2.5 "
-        f"0.5B on {', '.join(sorted(llm_datasets)) or 'every dataset'} only: the agentic tree on the first "
+        f"0.5B{f' (the agentic tree plans with {args.planner})' if args.planner else ''} on {', '.join(sorted(llm_datasets)) or 'every dataset'} only: the agentic tree on the first "
         f"{args.agentic_queries} queries, the re-ranker on the first {args.llm_queries} (fewer when the "
         f"{args.budget_min:g}-minute budget ran short), so compare them with the hybrid figure on the same "
         "queries in their notes, not with the full-set rows. The hybrid preset adds its children's min–max "
