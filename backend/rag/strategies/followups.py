@@ -25,7 +25,7 @@ from typing import Any
 from rag.llms import LLMError
 
 from .answer_prompts import CITATION_MARK, detect_language
-from .grounding import numbers, terms
+from .grounding import language_family, numbers, terms
 
 HISTORY_TURNS = 2
 """How many previous question–answer pairs the rewrite reads."""
@@ -92,17 +92,13 @@ class SearchQuestion:
                 "attempts": self.attempts}
 
 
-def _family(language: str) -> str:
-    return "zh" if language.startswith("zh") else language if language in _PRONOUNS else "en"
-
-
 def _flags(family: str) -> int:
     return 0 if family == "zh" else re.IGNORECASE
 
 
 def marked_word(question: str, language: str | None = None) -> re.Match[str] | None:
     """The word of ``question`` that most clearly stands for something named earlier."""
-    family = _family(language or detect_language(question))
+    family = language_family(language or detect_language(question))
     for pattern in _PRONOUNS[family]:
         found = re.search(pattern, question, _flags(family))
         if found:
@@ -116,7 +112,7 @@ def refers_back(question: str, language: str | None = None) -> bool:
     names little else ("¿Cuál es su capital?", not "¿Quién, a su llegada, unió a los colonos?");
     or no subject at all (Spanish and Chinese drop it: "¿Cuándo se inauguró?" names one thing)."""
     language = language or detect_language(question)
-    family = _family(language)
+    family = language_family(language)
     named = len(terms(question, language))
     if named <= 1:
         return True
@@ -185,7 +181,7 @@ def rewrite(question: str, referent: str, marked: re.Match[str] | None, language
     """``question`` with ``referent`` in place of its marked word: a personal pronoun is replaced,
     a possessive becomes "of …" ("su capital" → "capital de …"), anything else (a demonstrative,
     a dropped subject) keeps its words and names the referent after the question."""
-    family = _family(language)
+    family = language_family(language)
     if marked is not None:
         word = marked.group(0)
         key = word if family == "zh" else word.casefold()
@@ -253,5 +249,5 @@ def beside_previous(question: str, history: Sequence[dict[str, str]], language: 
     previous = " ".join(CITATION_MARK.sub("", previous).split())
     if not previous:
         return question
-    spacer = "" if _family(language) == "zh" else " "
+    spacer = "" if language_family(language) == "zh" else " "
     return f"{question.rstrip()}{spacer}({previous})"

@@ -101,7 +101,8 @@ class Grounding:
         }
 
 
-def _family(language: str) -> str:
+def language_family(language: str) -> str:
+    """"en", "es" or "zh": the languages whose words the checks know (others read as English)."""
     return "zh" if language.startswith("zh") else language if language in ("en", "es") else "en"
 
 
@@ -117,7 +118,7 @@ def _converter(family: str) -> Any:
 
 def terms(text: str, language: str) -> dict[str, int]:
     """The terms of ``text`` with their weights (their length; two for a Chinese character)."""
-    family = _family(language)
+    family = language_family(language)
     found: dict[str, int] = {}
     for token in _converter(family).analyze(CITATION_MARK.sub(" ", text)):
         if token in _GENERIC[family] or token.isdigit():

@@ -23,6 +23,8 @@ import numpy as np
 
 from rag.documents.models import Chunk
 
+from .grounding import language_family
+
 
 @dataclass
 class Relevance:
@@ -46,10 +48,6 @@ class Relevance:
     def to_dict(self) -> dict[str, Any]:
         return {"best": round(self.best, 4), "floor": self.floor, "set_by": self.set_by, "model": self.model,
                 "similarities": [round(value, 4) for value in self.similarities], "declined": self.below}
-
-
-def language_family(language: str) -> str:
-    return "zh" if language.startswith("zh") else language
 
 
 def dense_retrievers(retriever: Any) -> Iterator[Any]:
