@@ -143,6 +143,11 @@ def numbers(text: str, language: str = "en") -> set[str]:
     return {re.sub(r"[.,](?=\d{3}\b)", "", number) for number in _NUMBER.findall(written)}
 
 
+def shared_terms(text: str, other: str, language: str) -> float:
+    """The share of ``text``'s terms (by weight) that ``other`` holds; 1 when ``text`` has none."""
+    return _share(terms(text, language), terms(other, language), other)
+
+
 def _share(wanted: dict[str, int], held: dict[str, int], passage_text: str) -> float:
     total = sum(wanted.values())
     if not total:

@@ -79,7 +79,7 @@ export interface DroppedOperation {
   /** Why, in English (what the model was told). */
   why: string;
   /** Why, as a code the view words in the reader's language. */
-  code?: "unknown_child" | "top_k_below_1" | "repeated" | string;
+  code?: "unknown_child" | "top_k_below_1" | "repeated" | "off_question" | string;
 }
 
 export interface Attempt {

@@ -21,7 +21,7 @@ async def test_an_agentic_tree_sends_its_plan_before_any_child_and_says_when_it_
     pipeline = await sync_to_async(agentic_pipeline)(owner, knowledge_base, scripted_openai)
     scripted_openai.enqueue(CHAT, tool_call_response("retrieval_verdict", {
         "reason": "Dos partes.", "sufficient": False,
-        "operations": [{"child": 0, "query": "ensemble"}, {"child": 1}]}))
+        "operations": [{"child": 0, "query": "conjunto agéntico"}, {"child": 1}]}))
     scripted_openai.enqueue(CHAT, tool_call_response("retrieval_verdict", {
         "reason": "Falta el LLM.", "sufficient": False, "operations": [{"child": 1, "query": "LLM"}]}))
     scripted_openai.enqueue(CHAT, chat_stream(["Listo [1]."]))
@@ -36,7 +36,7 @@ async def test_an_agentic_tree_sends_its_plan_before_any_child_and_says_when_it_
     plan = next(event for event in events if event["type"] == "retrieval.plan")
     assert plan["plan"]["reason"] == "Dos partes."
     assert [(op["child"], op["top_k"], op["query"], op["child_name"]) for op in plan["plan"]["operations"]] == [
-        (0, 1, "ensemble", "Recuperador por palabras clave BM25"),
+        (0, 1, "conjunto agéntico", "Recuperador por palabras clave BM25"),
         (1, 3, None, "Recuperador por palabras clave BM25")]
     first_round = next(event for event in events if event["type"] == "retrieval.round")["round"]
     assert [(op["child"], op["query"]) for op in first_round["next_operations"]] == [(1, "LLM")]

@@ -91,6 +91,22 @@ describe("AgenticTimelineView", () => {
     expect(rounds[0]).toHaveTextContent("捨棄了 1 個操作：已用相同的 top_k 與搜尋文字查詢過");
   });
 
+  it("says why a search off the question was dropped in the reader's language", async () => {
+    const node = storedNode();
+    const offQuestion = { child: 0, query: "fusión", code: "off_question", why: 'the query "fusión" shares no word with the question' };
+    const first = { ...node.rounds[0]!, dropped: [offQuestion] };
+    const timeline = agenticTimeline({ ...node, rounds: [first, ...node.rounds.slice(1)] });
+
+    await i18n.changeLanguage("es");
+    const { rerender } = render(<AgenticTimelineView timeline={timeline} />);
+    expect(screen.getAllByTestId("agentic-round")[0]).toHaveTextContent(
+      "1 operación descartada: el texto de búsqueda no comparte ninguna palabra con la pregunta");
+    await i18n.changeLanguage("zh-Hant");
+    rerender(<AgenticTimelineView timeline={timeline} />);
+    expect(screen.getAllByTestId("agentic-round")[0]).toHaveTextContent("捨棄了 1 個操作：搜尋文字與問題沒有任何共同的詞");
+    await i18n.changeLanguage("en");
+  });
+
   it("reads an older trace: children by the catalog's names, no search texts, no plan operations", () => {
     const node = storedNode();
     const older: TraceNode = {

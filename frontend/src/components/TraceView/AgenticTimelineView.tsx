@@ -105,7 +105,7 @@ export function dropReason(t: ReturnType<typeof useTranslation>["t"], code: stri
   return code && DROP_CODES.has(code) ? t(`trace.dropReasons.${code}`) : why;
 }
 
-const DROP_CODES = new Set(["unknown_child", "top_k_below_1", "repeated"]);
+const DROP_CODES = new Set(["unknown_child", "top_k_below_1", "repeated", "off_question"]);
 
 function ConsultedChild({ node, focused }: { node: TraceNode; focused: boolean }) {
   const { t } = useTranslation();

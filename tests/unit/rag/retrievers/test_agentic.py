@@ -40,10 +40,10 @@ def agentic(server, *, max_iters=3, max_chunks=10, trials=3):
     return retriever
 
 
-def run(retriever):
+def run(retriever, question="question"):
     recorder = TraceRecorder()
     with recording(recorder):
-        chunks, node = retriever.retrieve("question")
+        chunks, node = retriever.retrieve(question)
     return chunks, node, recorder.llm_calls
 
 
@@ -323,8 +323,9 @@ def test_a_sub_query_reaches_the_child_and_is_recorded(scripted_openai):
     scripted_openai.enqueue(CHAT, verdict(operations=[{"child": 0, "query": "the first part"}, {"child": 1}]))
     scripted_openai.enqueue(CHAT, verdict(operations=[{"child": 0, "query": "The  first PART"},
                                                       {"child": 0, "query": "the second part"}]))
-    _, node, _ = run(agentic(scripted_openai, max_iters=2))
-    assert [child["query"] for child in node["children"]] == ["the first part", "question", "the second part"]
+    question = "the first part or the second part?"
+    _, node, _ = run(agentic(scripted_openai, max_iters=2), question)
+    assert [child["query"] for child in node["children"]] == ["the first part", question, "the second part"]
     assert [op["query"] for op in node["rounds"][0]["operations"]] == ["the first part", None]
     assert [op["query"] for op in node["rounds"][0]["next_operations"]] == ["the second part"]
     assert node["rounds"][0]["dropped"][0]["code"] == "repeated"  # same text, other spaces and case
@@ -407,7 +408,31 @@ def test_an_insufficient_verdict_without_operations_is_told_how_to_fix_it(script
     scripted_openai.enqueue(CHAT, verdict(operations=[(0, 2)]))
     scripted_openai.enqueue(CHAT, verdict(sufficient=False, operations=[]))
     scripted_openai.enqueue(CHAT, verdict(operations=[{"child": 1, "query": "the missing part"}]))
-    _, node, calls = run(agentic(scripted_openai, max_iters=2))
+    _, node, calls = run(agentic(scripted_openai, max_iters=2), "which part is missing?")
     retry = scripted_openai.requests_to(CHAT)[2].body["messages"][-1]["content"]
     assert "an operation whose query names it), or answer sufficient true" in retry
     assert calls == 3 and [op["query"] for op in node["rounds"][1]["operations"]] == ["the missing part"]
+
+
+def test_a_query_that_shares_no_word_with_the_question_is_dropped_and_the_plan_asked_again(scripted_openai):
+    """The 0.5B planner searched the catalog's words as the parts of the question."""
+    question = "¿Cuántas rondas hace el conjunto agéntico y qué pasa si falla el plan?"
+    scripted_openai.enqueue(CHAT, verdict(operations=[{"child": 0, "query": "fusión"},
+                                                      {"child": 1, "query": "recuperador por palabras clave"}]))
+    scripted_openai.enqueue(CHAT, verdict(operations=[{"child": 0, "query": "rondas del conjunto agéntico"},
+                                                      {"child": 1, "query": "qué pasa si falla el plan"}]))
+    _, node, calls = run(agentic(scripted_openai, max_iters=1), question)
+    plan = node["details"]["plan"]
+    assert calls == 2 and plan["attempts"] == 2
+    retry = scripted_openai.requests_to(CHAT)[1].body["messages"][-1]["content"]
+    assert 'the query "fusión" shares no word with the question' in retry
+    assert [op["query"] for op in plan["operations"]] == ["rondas del conjunto agéntico", "qué pasa si falla el plan"]
+
+
+def test_a_judgement_may_search_a_word_it_read_in_the_pool(scripted_openai):
+    """d1p0 is a chunk's text: a name found in the pool may lead to the missing part."""
+    scripted_openai.enqueue(CHAT, verdict(operations=[(0, 2)]))
+    scripted_openai.enqueue(CHAT, verdict(operations=[{"child": 1, "query": "d1p0"}, {"child": 1, "query": "lighthouse murals"}]))
+    _, node, _ = run(agentic(scripted_openai, max_iters=2))
+    assert [op["query"] for op in node["rounds"][1]["operations"]] == ["d1p0"]
+    assert [(drop["query"], drop["code"]) for drop in node["rounds"][0]["dropped"]] == [("lighthouse murals", "off_question")]

@@ -39,11 +39,12 @@ class AgenticEnsembleRetriever(CompositeRetriever["AgenticEnsembleRetriever.Para
     3. Judge after every round but the last, over the pool's passages (within the prompt's
        budget): ``sufficient`` with no operation stops; otherwise its operations choose the
        next round.
-    4. Invalid operations (unknown child, top_k < 1, a repeated (child, top_k, query)) are
-       dropped. An unparseable verdict, a plan with nothing valid, or a judgement whose
-       operations are all invalid (repeats included, sufficient or not) is asked again with the
-       problems, ``function_call_max_trials`` attempts in all. A plan that still fails consults
-       every child at its own top_k; a judgement that still fails stops with the pool. Both are
+    4. Invalid operations (unknown child, top_k < 1, a repeated (child, top_k, query), a query
+       sharing no word with the question or the pool) are dropped. An unparseable verdict, a
+       plan with nothing valid, or a judgement whose operations are all invalid (repeats
+       included, sufficient or not) is asked again with the problems,
+       ``function_call_max_trials`` attempts in all. A plan that still fails consults every
+       child at its own top_k; a judgement that still fails stops with the pool. Both are
        recorded in the trace.
 
     The reasons are asked for in the question's language. While it runs, the recorder hears
@@ -165,11 +166,13 @@ class AgenticEnsembleRetriever(CompositeRetriever["AgenticEnsembleRetriever.Para
             count_tokens=self.llm_model.count_tokens,
         )
         own_top_k = [child.default_top_k for child in self.children]
+        # A judgement may search a word it read in the pool (a name that leads to the missing part).
+        grounds = [hit.chunk.text for hit in pool]
         latest: dict[str, Any] = {}
 
         def check(verdict: dict[str, Any]) -> list[str]:
             valid, dropped = split_operations(verdict["operations"], own_top_k=own_top_k, consulted=consulted,
-                                              question=query)
+                                              question=query, grounds=grounds, language=language)
             latest.update(valid=valid, dropped=dropped)
             return verdict_problems(verdict, valid, dropped, planning=planning)
 

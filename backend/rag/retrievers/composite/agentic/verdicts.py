@@ -57,6 +57,8 @@ def split_operations(
     own_top_k: Sequence[int],
     consulted: Collection[OperationKey],
     question: str = "",
+    grounds: Sequence[str] = (),
+    language: str = "en",
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Valid operations (in order, without repeats) and the dropped ones with their reason.
 
@@ -64,9 +66,12 @@ def split_operations(
     used, the model's (``top_k_from`` ``"model"``) or, when it gave none, the child's own
     (``"child"``); ``query`` is the text the child searches, None for the user's question.
     A dropped one keeps what the model wrote plus ``why`` in words (fed back to the model) and a
-    ``code`` (``unknown_child``, ``top_k_below_1``, ``repeated``) for the trace view to say it in
-    the reader's language. An operation repeats when its (child, top_k, query) was consulted in
-    an earlier round or chosen earlier in the same verdict.
+    ``code`` (``unknown_child``, ``top_k_below_1``, ``repeated``, ``off_question``) for the trace
+    view to say it in the reader's language. An operation repeats when its (child, top_k, query)
+    was consulted in an earlier round or chosen earlier in the same verdict. A query is off the
+    question when it shares no word with the question or with any text of ``grounds`` (the
+    pool's passages, when judging): the packaged 0.5B planner searched the catalog's own words
+    ("fusión", "recuperador por palabras clave BM25") as the parts of a question about rounds.
     """
     valid: list[dict[str, Any]] = []
     dropped: list[dict[str, Any]] = []
@@ -91,10 +96,24 @@ def split_operations(
             dropped.append({**operation, "code": "repeated",
                             "why": f"child {child} was already consulted with top_k {top_k} for {searched}"})
             continue
-        chosen.add(key)
         text = _SPACES.sub(" ", operation["query"]).strip() if query is not None else None
+        if text is not None and not names_the_question(text, [question, *grounds], language):
+            dropped.append({**operation, "code": "off_question",
+                            "why": f'the query "{text}" shares no word with the question; a query names a part '
+                                   "of the question in the question's words"})
+            continue
+        chosen.add(key)
         valid.append({"child": child, "top_k": top_k, "top_k_from": top_k_from, "query": text})
     return valid, dropped
+
+
+def names_the_question(query: str, grounds: Sequence[str], language: str) -> bool:
+    """Whether ``query`` shares a word (a Chinese word or pair of characters) with one of
+    ``grounds``; a query with no word to compare (numbers, stop words) does."""
+    # Imported here: rag.strategies imports the retrievers, so a module-level import would be a cycle.
+    from rag.strategies.grounding import shared_terms
+
+    return any(shared_terms(query, text, language) > 0 for text in grounds if text)
 
 
 def operation_key(operation: dict[str, Any], question: str) -> OperationKey:
