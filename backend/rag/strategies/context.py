@@ -196,6 +196,14 @@ def focus(text: str, question: str, room: int, *, clip: bool = False,
     return text[bounds[low][0]:bounds[high][1]].strip()
 
 
+def searched_parts(hits: Sequence[Hit]) -> int:
+    """How many parts of the question the retrieval searched on their own: the distinct search
+    texts other than the question itself in the hits' ``sources`` (an agentic plan that splits a
+    two-part question searches one text per part); 1 when none."""
+    texts = {source["query"] for hit in hits for source in hit.sources if source.get("query")}
+    return max(1, len(texts))
+
+
 def fit(hits: Sequence[Hit], question: str, budget: int, count: Callable[[str], int] = estimate_tokens,
         overhead: int = 0) -> Selection:
     """``hits`` within ``budget`` tokens, each passage costing its ``count`` plus ``overhead``

@@ -17,7 +17,7 @@ from rag.retrievers import Hit
 
 from . import grounding
 from .answer_prompts import INSTRUCTIONS, LANGUAGES, cited_numbers, detect_language, example_turns, user_message
-from .context import distinct, fit
+from .context import distinct, fit, searched_parts
 from .grounding import Grounding
 
 Language = Literal["en", "es", "zh-Hant", "zh-Hans"]
@@ -223,7 +223,8 @@ class ResponseSynthesizer(ConfigObject["ResponseSynthesizer.Params"]):
         its default count within its reading budget when neither says. They share what the
         budget leaves after the instructions, the examples, the conversation and the question: the
         least of ``max_input_tokens``, the model's context window less its answer, and the model's
-        reading budget (its explicit ``reading_tokens``, or its default one as above). Nothing
+        reading budget (its explicit ``reading_tokens``, or its default one as above, once per
+        part of the question the retrieval searched on its own, ``context.searched_parts``). Nothing
         measured at run time enters: the same question gets the same prompt on any machine.
         """
         language = self._language(question, hits)
@@ -233,10 +234,15 @@ class ResponseSynthesizer(ConfigObject["ResponseSynthesizer.Params"]):
         examples = [] if self.params.instructions else example_turns(language)
         count_given = self.params.max_passages if self.params.max_passages is not None else passages
         defaults = self.llm.reading_defaults() if count_given is None else None
+        parts = 1
         if defaults is not None:
+            # A question the retrieval searched part by part reads the default once per part (at
+            # most one part per default passage): within the 1.5B's 240 tokens the answer model
+            # read one passage, so only one fact of a two-fact question, whichever pipeline found
+            # both. The model's own reading_tokens, when set, is obeyed as it is.
+            parts = min(searched_parts(hits), defaults.passages)
             count_given = defaults.passages
-            limits["reading_tokens"] = min(limits.get("reading_tokens", defaults.reading_tokens),
-                                           defaults.reading_tokens)
+            limits.setdefault("reading_tokens", defaults.reading_tokens * parts)
         passage_count = count_given if count_given is not None else len(hits)
 
         count = self.llm.count_tokens
@@ -281,7 +287,8 @@ class ResponseSynthesizer(ConfigObject["ResponseSynthesizer.Params"]):
             "limited_by": limited_by,
             "reading_tokens_set_by": (None if "reading_tokens" not in limits
                                       else "model default" if defaults is not None
-                                      and limits["reading_tokens"] == defaults.reading_tokens else "model"),
+                                      and limits["reading_tokens"] == defaults.reading_tokens * parts else "model"),
+            "parts": parts,
             "examples": len(examples) // 2,
             "history_turns": len(turns) // 2,
             "history_turns_asked": min(self.params.history_turns, len(history) // 2),

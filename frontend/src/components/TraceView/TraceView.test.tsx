@@ -138,6 +138,12 @@ describe("TraceView, from stored traces", () => {
     expect(answer).toHaveTextContent("Reading budget 240 new tokens: the model's fixed default, so its answer starts within seconds");
 
     cleanup();
+    Object.assign(generate.budget as object, { parts: 2, model_limits: { reading_tokens: 480 } });
+    stored(fixture);
+    expect(screen.getByRole("region", { name: "Answer" })).toHaveTextContent(
+      "Reading budget 480 new tokens: the model's fixed default once for each of the 2 parts of the question searched on their own");
+
+    cleanup();
     Object.assign(generate.budget as object, { limited_by: "max_input_tokens" });
     stored(fixture);
     expect(screen.getByRole("region", { name: "Answer" })).not.toHaveTextContent("Reading budget");

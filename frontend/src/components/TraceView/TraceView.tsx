@@ -337,8 +337,9 @@ function Generation({ step, facts }: { step: TraceStep; facts: ChunkFacts }) {
           <Line label={t("trace.sentToModel")}>{t("trace.chunkCount", { count: budget.sent.length })}</Line>
           {budget.limited_by === "reading_tokens" && typeof budget.model_limits?.reading_tokens === "number" && (
             <Line label={t("trace.readingBudget")}>
-              {t(budget.reading_tokens_set_by === "model default" ? "trace.readingBudgetDefault" : "trace.readingBudgetSet",
-                { tokens: budget.model_limits.reading_tokens })}
+              {t(budget.reading_tokens_set_by !== "model default" ? "trace.readingBudgetSet"
+                : (budget.parts ?? 1) > 1 ? "trace.readingBudgetParts" : "trace.readingBudgetDefault",
+                { tokens: budget.model_limits.reading_tokens, parts: budget.parts })}
             </Line>
           )}
           {budget.dropped.length > 0 && (

@@ -42,6 +42,8 @@ interface Budget {
   model_limits?: { reading_tokens?: number };
   /** Whether the reading budget is the model's fixed default or its own setting. */
   reading_tokens_set_by?: "model default" | "model" | null;
+  /** Parts of the question the retrieval searched on their own; the default budget is read once per part. */
+  parts?: number;
 }
 
 export function isBudget(value: unknown): value is Budget {

@@ -196,6 +196,39 @@ def test_the_reading_budget_is_the_models_fixed_default_unless_the_pipeline_says
     assert len(hosted.prepare("What grows?", orchard).sent) == 6
 
 
+def test_the_models_own_reading_budget_is_obeyed_even_above_its_default():
+    orchard = [Hit(Chunk(n, n, 0, " ".join(f"Sentence {n}.{i} tells about pears and apples in the orchard."
+                                           for i in range(40))), 1.0) for n in range(6)]
+    account = ResponseSynthesizer(llm=LocalLLM(model="qwen2.5-1.5b-instruct", reading_tokens=900)).prepare(
+        "What grows?", orchard).budget
+    assert account["model_limits"]["reading_tokens"] == 900 and account["reading_tokens_set_by"] == "model"
+    assert 600 < account["new_tokens"] <= 900
+
+
+def test_a_question_searched_part_by_part_reads_the_default_once_per_part():
+    """An agentic plan searched each part of a two-part question: the default budget, which gave
+    one passage, is read once per part, so each part's passage reaches the model."""
+    def passage(n, fruit, query):
+        text = " ".join(f"Sentence {n}.{i} says the {fruit} trees of the orchard were planted in 19{i:02d}."
+                        for i in range(12))
+        return Hit(Chunk(n, n, 0, text), 1.0, ({"child": 0, "query": query, "rank": 1},))
+    question = "When were the pear trees planted, and when were the plum trees planted?"
+    split = [passage(1, "pear", "pear trees planted"), passage(2, "plum", "plum trees planted"),
+             passage(3, "pear", "pear trees planted")]
+    whole = [Hit(hit.chunk, hit.score, ({"child": 0, "query": None, "rank": 1},)) for hit in split]
+    model = LocalLLM(model="qwen2.5-1.5b-instruct")
+    once = ResponseSynthesizer(llm=model).prepare(question, whole)
+    twice = ResponseSynthesizer(llm=model).prepare(question, split)
+    assert once.budget["parts"] == 1 and once.budget["model_limits"]["reading_tokens"] == 240
+    assert twice.budget["parts"] == 2 and twice.budget["model_limits"]["reading_tokens"] == 480
+    assert twice.budget["reading_tokens_set_by"] == "model default"
+    assert once.budget["new_tokens"] <= 240 < twice.budget["new_tokens"] <= 480
+    read = {hit.chunk.id: hit.chunk.text for hit in twice.sent}
+    assert len(read) == 3 and all(len(read[hit.chunk.id]) >= len(hit.chunk.text) for hit in once.sent)
+    # An explicit passage count is obeyed as it is, parts or not.
+    assert ResponseSynthesizer(llm=model, max_passages=1).prepare(question, split).budget["parts"] == 1
+
+
 def test_the_prompt_is_the_same_after_the_model_has_read_on_a_busy_machine():
     """What the model reads depends on relevance and settings: reading a prompt (llama.cpp
     times every read) on a loaded machine changes nothing in the next prompt."""
