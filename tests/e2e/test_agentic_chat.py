@@ -97,11 +97,8 @@ def test_the_chat_shows_the_plan_each_child_and_each_verdict_live_before_the_ans
     expect(timeline.get_by_test_id("agentic-plan")).to_contain_text(PLAN_REASON)
     expect(timeline.get_by_test_id("agentic-operation").first).to_have_text("BM25 keyword retriever · top 2 · agentic ensemble plans rounds")
     rounds = timeline.get_by_test_id("agentic-round")
-    # Round 1: each child asked the whole question at its own top_k, then the plan's search; then the pool is judged.
-    children = rounds.nth(0).get_by_test_id("agentic-child")
-    expect(children).to_have_count(3)
-    expect(children.nth(0)).to_have_text("BM25 keyword retrievertop 22 results")
-    expect(children.nth(2)).to_contain_text("agentic ensemble plans rounds")
+    # Round 1: its child answers, then its pool is judged.
+    expect(rounds.nth(0).get_by_test_id("agentic-child")).to_contain_text("BM25 keyword retriever")
     expect(rounds.nth(0).get_by_test_id("agentic-judging")).to_have_text("Judging the pool…")
     expect(answer.get_by_role("status")).to_have_text("Round 1: judging the pool…")
     # The verdict, with what round 2 will consult; then round 2 is judged in turn.

@@ -31,9 +31,8 @@ async def test_an_agentic_tree_sends_its_plan_before_any_child_and_says_when_it_
                                      "pipeline_id": pipeline.pk})
     events = await receive_until_final(communicator)
     order = [event["type"] for event in events if event["type"].startswith("retrieval.")]
-    # Round 1: child 0 asked the whole question (child 1's plan operation already is), then the plan's search.
-    assert order == ["retrieval.plan", "retrieval.node", "retrieval.node", "retrieval.node", "retrieval.judging",
-                     "retrieval.round", "retrieval.node", "retrieval.round", "retrieval.node"]
+    assert order == ["retrieval.plan", "retrieval.node", "retrieval.node", "retrieval.judging", "retrieval.round",
+                     "retrieval.node", "retrieval.round", "retrieval.node"]
     plan = next(event for event in events if event["type"] == "retrieval.plan")
     assert plan["plan"]["reason"] == "Dos partes."
     assert [(op["child"], op["top_k"], op["query"], op["child_name"]) for op in plan["plan"]["operations"]] == [

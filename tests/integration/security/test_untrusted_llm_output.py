@@ -95,9 +95,8 @@ def test_a_model_that_obeys_the_injection_cannot_leave_the_catalog_or_the_pool_s
     assert [(dropped["child"], dropped["why"]) for dropped in plan["dropped"]] == [
         (42, "no child 42 in the catalog (0 to 1)"), (7, "no child 7 in the catalog (0 to 1)"),
         (-1, "no child -1 in the catalog (0 to 1)")]
-    # Round 1 also asks each child the whole question at its own top_k (2 and 3).
     assert [[(op["child"], op["top_k"]) for op in summary["operations"]] for summary in node["rounds"]] == [
-        [(0, 2), (1, 3), (0, 1000)], [(1, 100_000)]]
+        [(0, 1000)], [(1, 100_000)]]
     assert node["rounds"][0]["dropped"][0]["child"] == 42  # by the judgement after round 1
     # The injected document reached the model only as pool text, quoted under "Pool".
     judged = scripted_openai.requests_to(CHAT)[1].body["messages"][-1]["content"]

@@ -27,15 +27,13 @@ def pairs(operations):
     return [(operation["child"], operation["top_k"]) for operation in operations]
 
 
-def agentic(server, *, max_iters=3, max_chunks=10, trials=3, search_whole_question=False):
-    """Child 0 returns document 1's chunks 0..9; child 1 returns document 2's chunks 0..9. The
-    whole question's own searches are off unless asked: these tests follow the planner's."""
+def agentic(server, *, max_iters=3, max_chunks=10, trials=3):
+    """Child 0 returns document 1's chunks 0..9; child 1 returns document 2's chunks 0..9."""
     children = [FixedRetriever(top_k=4).plan(*[(1, p) for p in range(10)]),
                 FixedRetriever(top_k=3).plan(*[(2, p) for p in range(10)])]
     llm = OpenAICompatibleLLM(base_url=server.base_url, model="scripted-model", function_calling="tools")
     retriever = AgenticEnsembleRetriever(children=children, llm_model=llm, max_iters=max_iters,
-                                         max_chunks=max_chunks, function_call_max_trials=trials,
-                                         search_whole_question=search_whole_question)
+                                         max_chunks=max_chunks, function_call_max_trials=trials)
     documents = make_documents(10, 10)
     for node in [retriever, *children]:
         node.inject_infra(chunks=documents)
@@ -155,7 +153,7 @@ def overlapping(server, *, max_chunks=10, max_iters=2):
                 FixedRetriever(top_k=4).plan((1, 4), (2, 0), (2, 1), (1, 3))]
     llm = OpenAICompatibleLLM(base_url=server.base_url, model="scripted-model", function_calling="tools")
     retriever = AgenticEnsembleRetriever(children=children, llm_model=llm, max_chunks=max_chunks,
-                                         max_iters=max_iters, search_whole_question=False)
+                                         max_iters=max_iters)
     for node in [retriever, *children]:
         node.inject_infra(chunks=make_documents(10, 10))
     return retriever
@@ -207,7 +205,7 @@ def test_the_prompt_shows_the_catalog_the_query_and_the_pool(scripted_openai):
 def test_agentic_retrievers_nest_inside_each_other_and_close_their_llm(scripted_openai):
     inner = agentic(scripted_openai, max_iters=1)
     llm = OpenAICompatibleLLM(base_url=scripted_openai.base_url, model="m", function_calling="tools")
-    outer = AgenticEnsembleRetriever(children=[inner], llm_model=llm, max_iters=1, search_whole_question=False)
+    outer = AgenticEnsembleRetriever(children=[inner], llm_model=llm, max_iters=1)
     outer.inject_infra(chunks=make_documents(10, 10))
     scripted_openai.enqueue(CHAT, verdict(operations=[(0, 3)]))   # outer plan
     scripted_openai.enqueue(CHAT, verdict(operations=[(1, 3)]))   # inner plan
@@ -273,7 +271,7 @@ def long_documents(server, *, pool_preview_characters, pool_preview_tokens):
                      for position, chunk in make_documents(8)[1].items()}}
     child = FixedRetriever(top_k=8).plan(*[(1, p) for p in range(8)])
     llm = OpenAICompatibleLLM(base_url=server.base_url, model="scripted-model", function_calling="tools")
-    retriever = AgenticEnsembleRetriever(children=[child], llm_model=llm, search_whole_question=False, prompt={
+    retriever = AgenticEnsembleRetriever(children=[child], llm_model=llm, prompt={
         "component": "AgenticEnsemblePrompt",
         "params": {"pool_preview_characters": pool_preview_characters, "pool_preview_tokens": pool_preview_tokens}})
     for node in (retriever, child):
@@ -341,7 +339,7 @@ def test_passages_found_for_two_parts_of_a_question_share_the_top_of_the_pool(sc
     children = [FixedRetriever(top_k=5).plan(*[(1, p) for p in range(5)]),
                 FixedRetriever(top_k=5).plan(*[(1, p) for p in range(5)]).plan_for("what is B", (2, 0), (2, 1))]
     llm = OpenAICompatibleLLM(base_url=scripted_openai.base_url, model="m", function_calling="tools")
-    retriever = AgenticEnsembleRetriever(children=children, llm_model=llm, max_iters=3, search_whole_question=False)
+    retriever = AgenticEnsembleRetriever(children=children, llm_model=llm, max_iters=3)
     for node in [retriever, *children]:
         node.inject_infra(chunks=make_documents(10, 10))
     scripted_openai.enqueue(CHAT, verdict(operations=[{"child": 0}, {"child": 1}]))
@@ -438,38 +436,3 @@ def test_a_judgement_may_search_a_word_it_read_in_the_pool(scripted_openai):
     _, node, _ = run(agentic(scripted_openai, max_iters=2))
     assert [op["query"] for op in node["rounds"][1]["operations"]] == ["d1p0"]
     assert [(drop["query"], drop["code"]) for drop in node["rounds"][0]["dropped"]] == [("lighthouse murals", "off_question")]
-
-
-def test_round_one_also_asks_every_child_the_whole_question_at_its_own_top_k(scripted_openai):
-    """The plan searches one part with child 1; the whole question's own searches (no LLM call)
-    bring child 0's best chunk, which the part search alone would not have found."""
-    scripted_openai.enqueue(CHAT, verdict(operations=[{"child": 1, "query": "the second part"}]))
-    chunks, node, calls = run(agentic(scripted_openai, max_iters=1, search_whole_question=True),
-                              "the first part and the second part?")
-    assert calls == 1
-    assert [(op["child"], op["top_k"], op["top_k_from"], op["query"]) for op in node["rounds"][0]["operations"]] == [
-        (0, 4, "child", None), (1, 3, "child", None), (1, 3, "child", "the second part")]
-    assert [(op["child"], op["query"]) for op in node["details"]["plan"]["operations"]] == [(1, "the second part")]
-    assert {100, 200} <= {chunk.id for chunk in chunks}
-
-
-def test_a_plan_that_already_searches_the_whole_question_with_a_child_is_not_repeated(scripted_openai):
-    scripted_openai.enqueue(CHAT, verdict(operations=[{"child": 0}]))
-    _, node, _ = run(agentic(scripted_openai, max_iters=1, search_whole_question=True))
-    assert [(op["child"], op["query"]) for op in node["rounds"][0]["operations"]] == [(1, None), (0, None)]
-    assert len(node["children"]) == 2
-
-
-def test_a_child_that_calls_a_model_is_left_to_the_planner(scripted_openai):
-    """An agentic child costs LLM calls: only the plan asks it anything."""
-    inner = agentic(scripted_openai, max_iters=1)
-    leaf = FixedRetriever(top_k=2).plan((1, 5), (1, 6))
-    llm = OpenAICompatibleLLM(base_url=scripted_openai.base_url, model="m", function_calling="tools")
-    outer = AgenticEnsembleRetriever(children=[leaf, inner], llm_model=llm, max_iters=1)
-    outer.inject_infra(chunks=make_documents(10, 10))
-    leaf.inject_infra(chunks=make_documents(10, 10))
-    scripted_openai.enqueue(CHAT, verdict(operations=[(0, 1)]))   # outer plan: the leaf only
-    _, node, calls = run(outer)
-    assert calls == 1
-    assert [(op["child"], op["top_k"], op["query"]) for op in node["rounds"][0]["operations"]] == [
-        (0, 2, None), (0, 1, None)]

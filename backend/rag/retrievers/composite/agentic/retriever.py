@@ -32,8 +32,7 @@ class AgenticEnsembleRetriever(CompositeRetriever["AgenticEnsembleRetriever.Para
     1. Plan: one evaluation over the empty pool must choose at least one valid operation
        ``{"child", "top_k"?, "query"?}``. A missing ``top_k`` is the child's own; a missing
        ``query`` is the user's question, and a query searches one part of it instead.
-    2. Round r: consult the chosen children, each with its operation's query; round 1 also asks
-       every child the whole question at its own top_k (``search_whole_question``, no LLM call). The pool fuses
+    2. Round r: consult the chosen children, each with its operation's query. The pool fuses
        every ranking so far (``pool.fuse_pool``: children agreeing on one search text rank
        higher, and each search text counts once, so every part of the question reaches the top);
        it holds at most ``max_chunks``.
@@ -108,19 +107,6 @@ class AgenticEnsembleRetriever(CompositeRetriever["AgenticEnsembleRetriever.Para
                 "How many times an unusable verdict is asked again before the fallback.",
                 "Cuántas veces se repite una decisión inservible antes de recurrir a la alternativa.",
                 "無法使用的判斷在採用備援方案前最多重新詢問幾次。",
-            ),
-        )
-        search_whole_question: bool = param(
-            True,
-            title=ml("Also search the whole question", "Buscar también la pregunta entera", "同時搜尋整個問題"),
-            description=ml(
-                "Round 1 also asks every child the whole question at its own top_k, with no LLM call, so the "
-                "pool holds what a single search finds and the plan's searches add the parts it misses.",
-                "La ronda 1 pregunta también a cada hijo la pregunta entera con su propio top_k, sin llamar al "
-                "LLM, así el conjunto tiene lo que encuentra una búsqueda única y las búsquedas del plan añaden "
-                "las partes que le faltan.",
-                "第 1 輪也會以各子檢索器自己的 top_k 搜尋整個問題，不呼叫 LLM，讓候選集包含單次搜尋找到的內容，"
-                "規劃的搜尋再補上遺漏的部分。",
             ),
         )
         prompt: ComponentRef = component_param(
@@ -202,13 +188,6 @@ class AgenticEnsembleRetriever(CompositeRetriever["AgenticEnsembleRetriever.Para
             attempts=[attempt.to_dict() for attempt in attempts],
         )
 
-    def _whole_question(self, *, without_llm: bool = False) -> list[dict[str, Any]]:
-        """Every child asked the user's question at its own top_k; with ``without_llm``, only the
-        children that call no language model (an agentic or LLM re-ranking child is the planner's
-        to choose: it costs calls)."""
-        return [{"child": index, "top_k": child.default_top_k, "top_k_from": "child", "query": None}
-                for index, child in enumerate(self.children) if not (without_llm and _calls_a_model(child))]
-
     def _named(self, operations: list[dict[str, Any]], language: str) -> list[dict[str, Any]]:
         """``operations`` with each child's name in the question's language, for the trace and the live view."""
         catalog = self.catalog(language)
@@ -235,7 +214,8 @@ class AgenticEnsembleRetriever(CompositeRetriever["AgenticEnsembleRetriever.Para
         operations = plan.operations
         fallback = None
         if plan.verdict is None:
-            operations = self._whole_question()
+            operations = [{"child": index, "top_k": child.default_top_k, "top_k_from": "child", "query": None}
+                          for index, child in enumerate(self.children)]
             fallback = (f"planning failed after {len(plan.attempts)} attempt(s); "
                         "consulting every child at its own top_k")
         operations = self._named(operations, language)
@@ -245,12 +225,6 @@ class AgenticEnsembleRetriever(CompositeRetriever["AgenticEnsembleRetriever.Para
         node.details["plan"] = {**plan_record, "language": language, "attempt_log": plan.attempts}
         if recorder is not None:
             recorder.plan_decided(node, plan_record)
-        if self.params.search_whole_question and fallback is None:
-            # A small planner's part searches may miss what the whole question finds at once; the
-            # question's own searches cost no LLM call and count once in the pool's fusion.
-            planned = {operation_key(operation, query) for operation in operations}
-            whole = [op for op in self._whole_question(without_llm=True) if operation_key(op, query) not in planned]
-            operations = [*self._named(whole, language), *operations]
 
         for round_number in range(1, self.params.max_iters + 1):
             answers = search_children([self.children[op["child"]] for op in operations], query,
@@ -298,11 +272,6 @@ class AgenticEnsembleRetriever(CompositeRetriever["AgenticEnsembleRetriever.Para
             if stop:
                 break
         return pool
-
-
-def _calls_a_model(component: Any) -> bool:
-    """Whether ``component`` or anything nested in it is a language model."""
-    return isinstance(component, LLM) or any(_calls_a_model(nested) for nested in component.sub_components())
 
 
 def _json_value(value: Any) -> Any:
