@@ -247,7 +247,8 @@ describe("ModelsPage", () => {
     });
     renderWithProviders(<ModelsPage />);
     expect(await screen.findByRole("heading", { level: 1, name: "Models" })).toBeInTheDocument();
-    await within(section("embedding")).findByText("all-MiniLM-L6-v2 (int8 ONNX)");
+    // The heading renders before the models arrive: wait for the section, then its model.
+    await waitFor(() => expect(within(section("embedding")).getByText("all-MiniLM-L6-v2 (int8 ONNX)")).toBeInTheDocument());
     expect(within(section("embedding")).getByText("Packaged")).toBeInTheDocument();
     expect(within(section("embedding")).getByText("Apache-2.0")).toBeInTheDocument();
     expect(within(section("llm")).getByText("Qwen2.5-Coder 0.5B Instruct (Q4_K_M)")).toBeInTheDocument();
