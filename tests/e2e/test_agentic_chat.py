@@ -131,7 +131,10 @@ def test_the_chat_shows_the_plan_each_child_and_each_verdict_live_before_the_ans
     scripted_openai.enqueue(CHAT, verdict("Primero, cómo se planifican las rondas.", [{"child": 0}]))
     scripted_openai.enqueue(CHAT, Delay(JUDGING_SECONDS, verdict("El conjunto basta.", [], sufficient=True)))
     scripted_openai.enqueue(CHAT, chat_stream(["Un LLM planifica las rondas [1]."]))
+    # The page re-renders in Spanish: type the question only once it has, so the new render keeps it.
+    expect(page.get_by_label("Tu pregunta")).to_be_visible()
     page.locator("#chat-question").fill("¿Cómo planifica sus rondas el conjunto agéntico?")
+    expect(page.locator("#chat-question")).to_have_value("¿Cómo planifica sus rondas el conjunto agéntico?")
     page.get_by_role("button", name="Preguntar", exact=True).click()
     spanish = page.get_by_role("listitem", name="Respuesta").last.get_by_role("list", name="Búsqueda agéntica, paso a paso")
     expect(spanish.get_by_test_id("agentic-round").first).to_contain_text("Ronda 1")
