@@ -165,6 +165,17 @@ def percentile(values: Sequence[float], q: float) -> float:
     return float(np.percentile(np.asarray(values, dtype=np.float64), q)) if len(values) else float("nan")
 
 
+def mean_of(values: Sequence[float]) -> float | None:
+    """The mean to three decimals; None when there is nothing to average."""
+    return round(sum(values) / len(values), 3) if values else None
+
+
+def p50(values: Iterable[float | None]) -> int | None:
+    """The median of the values given (None left out), rounded; None when none is given."""
+    present = [value for value in values if value is not None]
+    return round(percentile(present, 50)) if present else None
+
+
 def machine() -> dict:
     """The facts a reader needs to compare runs: cores, and the 1-minute load average when the
     script started and now (other work on the machine slows every figure)."""

@@ -51,7 +51,7 @@ from typing import Any
 
 from answers import ask, knowledge_base
 
-from _common import datasets_dir, emit, machine, read_corpus, read_qrels, read_queries, wall_s
+from _common import datasets_dir, emit, machine, mean_of, p50, read_corpus, read_qrels, read_queries, wall_s
 from rag.llms import ANSWER_MODEL
 
 TREES = ("issue", "preset")
@@ -200,27 +200,16 @@ def scored(turn: dict[str, Any], item: dict[str, Any], language: str, names: dic
     }
 
 
-def _mean(values: list[float]) -> float | None:
-    return round(sum(values) / len(values), 3) if values else None
-
-
-def _p50(values: list[float | None]) -> int | None:
-    from rag.evaluation.statistics import percentile
-
-    present = [value for value in values if value is not None]
-    return round(percentile(present, 50)) if present else None
-
-
 def figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
     kinds = sorted({row["kind"] for row in rows})
     return {
         "questions": len(rows),
-        **{name: _mean([row[name] for row in rows])
+        **{name: mean_of([row[name] for row in rows])
            for name in ("both_facts", "any_fact", "passages_hold_both", "retrieved_hold_both")},
-        "llm_calls": _mean([float(row["llm_calls"]) for row in rows]),
-        "first_token_p50_ms": _p50([row["first_token_ms"] for row in rows]),
-        "answer_p50_ms": _p50([row["total_ms"] for row in rows]),
-        "both_facts_by_kind": {kind: _mean([row["both_facts"] for row in rows if row["kind"] == kind]) for kind in kinds},
+        "llm_calls": mean_of([float(row["llm_calls"]) for row in rows]),
+        "first_token_p50_ms": p50([row["first_token_ms"] for row in rows]),
+        "answer_p50_ms": p50([row["total_ms"] for row in rows]),
+        "both_facts_by_kind": {kind: mean_of([row["both_facts"] for row in rows if row["kind"] == kind]) for kind in kinds},
         "failed": sum(1 for row in rows if row["error"]),
     }
 

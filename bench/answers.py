@@ -59,7 +59,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from _common import datasets_dir, emit, machine
+from _common import datasets_dir, emit, machine, mean_of, p50
 from rag.evaluation import PipelineSpec, RunOptions, evaluate, load_beir
 from rag.evaluation.runner import streamed_answer
 from rag.llms import ANSWER_MODEL
@@ -225,27 +225,16 @@ def scored(turn: dict, item: dict, language: str) -> dict:
     }
 
 
-def _mean(values: list[float]) -> float | None:
-    return round(sum(values) / len(values), 3) if values else None
-
-
-def _p50(values: list[float | None]) -> int | None:
-    from rag.evaluation.statistics import percentile
-
-    present = [value for value in values if value is not None]
-    return round(percentile(present, 50)) if present else None
-
-
 def answer_figures(rows: list[dict]) -> dict:
     cited = [citation for row in rows for citation in row["citations"]]
     return {
         "questions": len(rows),
-        "concise_contains": _mean([row["concise_contains"] for row in rows]),
-        "declined": _mean([float(row["declined"]) for row in rows]),
-        "context_contains": _mean([float(row["context_contains"]) for row in rows]),
-        "supported_citations": _mean([float(citation["holds_reference"]) for citation in cited]),
-        "grounded_citations": _mean([float(citation["supported"]) for citation in cited]),
-        "first_token_p50_ms": _p50([row["first_token_ms"] for row in rows]),
+        "concise_contains": mean_of([row["concise_contains"] for row in rows]),
+        "declined": mean_of([float(row["declined"]) for row in rows]),
+        "context_contains": mean_of([float(row["context_contains"]) for row in rows]),
+        "supported_citations": mean_of([float(citation["holds_reference"]) for citation in cited]),
+        "grounded_citations": mean_of([float(citation["supported"]) for citation in cited]),
+        "first_token_p50_ms": p50([row["first_token_ms"] for row in rows]),
         "failed": sum(1 for row in rows if row["error"]),
     }
 
@@ -313,9 +302,9 @@ def conversation_figures(name: str, dataset_path: Path, options: argparse.Namesp
                 pairs.append(row)
             figures[kind] = {
                 "conversations": len(pairs),
-                "second_turn_concise_contains": _mean([row["concise_contains"] for row in pairs]),
-                "alone_concise_contains": _mean([row["alone_concise_contains"] for row in pairs]),
-                "rewritten": _mean([float(row["rewritten"]) for row in pairs]),
+                "second_turn_concise_contains": mean_of([row["concise_contains"] for row in pairs]),
+                "alone_concise_contains": mean_of([row["alone_concise_contains"] for row in pairs]),
+                "rewritten": mean_of([float(row["rewritten"]) for row in pairs]),
             }
             figures[kind]["difference"] = (round(figures[kind]["second_turn_concise_contains"]
                                                  - figures[kind]["alone_concise_contains"], 3) if pairs else None)
@@ -333,10 +322,10 @@ def conversation_figures(name: str, dataset_path: Path, options: argparse.Namesp
         idle = [row for row in rows["present"] if row["id"] in {item["id"] for item in loaded}]
         figures["loaded"] = {
             "processes": options.loaded, "questions": len(loaded),
-            "first_token_p50_ms_idle": _p50([row["first_token_ms"] for row in idle]),
-            "first_token_p50_ms_loaded": _p50([row["first_token_ms"] for row in loaded]),
-            "same_prompts": _mean([float(idle_prompts[row["id"]] == row["prompt"]) for row in loaded]),
-            "same_answers": _mean([float(next(r for r in rows["present"] if r["id"] == row["id"])["answer"]
+            "first_token_p50_ms_idle": p50([row["first_token_ms"] for row in idle]),
+            "first_token_p50_ms_loaded": p50([row["first_token_ms"] for row in loaded]),
+            "same_prompts": mean_of([float(idle_prompts[row["id"]] == row["prompt"]) for row in loaded]),
+            "same_answers": mean_of([float(next(r for r in rows["present"] if r["id"] == row["id"])["answer"]
                                          == row["answer"]) for row in loaded]),
         }
     strategy.close()

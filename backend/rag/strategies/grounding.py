@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -143,9 +143,12 @@ def numbers(text: str, language: str = "en") -> set[str]:
     return {re.sub(r"[.,](?=\d{3}\b)", "", number) for number in _NUMBER.findall(written)}
 
 
-def shared_terms(text: str, other: str, language: str) -> float:
-    """The share of ``text``'s terms (by weight) that ``other`` holds; 1 when ``text`` has none."""
-    return _share(terms(text, language), terms(other, language), other)
+def shares_a_term_with(text: str, language: str) -> Callable[[str], bool]:
+    """A test of whether another text shares a term with ``text`` (a Chinese word, or a pair of
+    its characters); a text with no term to compare (numbers, stop words) passes. ``text``'s
+    terms are found once, however many texts are tested."""
+    held = terms(text, language)
+    return lambda other: _share(terms(other, language), held, text) > 0
 
 
 def _share(wanted: dict[str, int], held: dict[str, int], passage_text: str) -> float:

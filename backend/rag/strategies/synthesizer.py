@@ -234,7 +234,7 @@ class ResponseSynthesizer(ConfigObject["ResponseSynthesizer.Params"]):
         examples = [] if self.params.instructions else example_turns(language)
         count_given = self.params.max_passages if self.params.max_passages is not None else passages
         defaults = self.llm.reading_defaults() if count_given is None else None
-        parts = 1
+        parts, default_reading = 1, None
         if defaults is not None:
             # A question the retrieval searched part by part reads the default once per part (at
             # most one part per default passage): within the 1.5B's 240 tokens the answer model
@@ -242,7 +242,8 @@ class ResponseSynthesizer(ConfigObject["ResponseSynthesizer.Params"]):
             # both. The model's own reading_tokens, when set, is obeyed as it is.
             parts = min(searched_parts(hits), defaults.passages)
             count_given = defaults.passages
-            limits.setdefault("reading_tokens", defaults.reading_tokens * parts)
+            default_reading = defaults.reading_tokens * parts
+            limits.setdefault("reading_tokens", default_reading)
         passage_count = count_given if count_given is not None else len(hits)
 
         count = self.llm.count_tokens
@@ -286,8 +287,8 @@ class ResponseSynthesizer(ConfigObject["ResponseSynthesizer.Params"]):
                                     else "model default" if defaults is not None else "retrieved")},
             "limited_by": limited_by,
             "reading_tokens_set_by": (None if "reading_tokens" not in limits
-                                      else "model default" if defaults is not None
-                                      and limits["reading_tokens"] == defaults.reading_tokens * parts else "model"),
+                                      else "model default" if limits["reading_tokens"] == default_reading
+                                      else "model"),
             "parts": parts,
             "examples": len(examples) // 2,
             "history_turns": len(turns) // 2,

@@ -21,7 +21,15 @@ from ...sparse import BM25Retriever  # noqa: F401  (registers a default child)
 from ..children import search_children
 from .catalog import catalog_row, question_language
 from .pool import RankingKey, fuse_pool
-from .verdicts import VERDICT_SCHEMA, Evaluation, OperationKey, operation_key, split_operations, verdict_problems
+from .verdicts import (
+    VERDICT_SCHEMA,
+    Evaluation,
+    OperationKey,
+    operation_key,
+    question_matcher,
+    split_operations,
+    verdict_problems,
+)
 
 
 @register
@@ -166,13 +174,12 @@ class AgenticEnsembleRetriever(CompositeRetriever["AgenticEnsembleRetriever.Para
             count_tokens=self.llm_model.count_tokens,
         )
         own_top_k = [child.default_top_k for child in self.children]
-        # A judgement may search a word it read in the pool (a name that leads to the missing part).
-        grounds = [hit.chunk.text for hit in pool]
+        on_question = question_matcher(query, [hit.chunk.text for hit in pool], language)
         latest: dict[str, Any] = {}
 
         def check(verdict: dict[str, Any]) -> list[str]:
             valid, dropped = split_operations(verdict["operations"], own_top_k=own_top_k, consulted=consulted,
-                                              question=query, grounds=grounds, language=language)
+                                              question=query, on_question=on_question)
             latest.update(valid=valid, dropped=dropped)
             return verdict_problems(verdict, valid, dropped, planning=planning)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,8 +57,7 @@ def split_operations(
     own_top_k: Sequence[int],
     consulted: Collection[OperationKey],
     question: str = "",
-    grounds: Sequence[str] = (),
-    language: str = "en",
+    on_question: Callable[[str], bool] | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Valid operations (in order, without repeats) and the dropped ones with their reason.
 
@@ -69,9 +68,9 @@ def split_operations(
     ``code`` (``unknown_child``, ``top_k_below_1``, ``repeated``, ``off_question``) for the trace
     view to say it in the reader's language. An operation repeats when its (child, top_k, query)
     was consulted in an earlier round or chosen earlier in the same verdict. A query is off the
-    question when it shares no word with the question or with any text of ``grounds`` (the
-    pool's passages, when judging): the packaged 0.5B planner searched the catalog's own words
-    ("fusión", "recuperador por palabras clave BM25") as the parts of a question about rounds.
+    question when ``on_question`` (``question_matcher``) refuses it: the packaged 0.5B planner
+    searched the catalog's own words ("fusión", "recuperador por palabras clave BM25") as the
+    parts of a question about rounds.
     """
     valid: list[dict[str, Any]] = []
     dropped: list[dict[str, Any]] = []
@@ -97,7 +96,7 @@ def split_operations(
                             "why": f"child {child} was already consulted with top_k {top_k} for {searched}"})
             continue
         text = _SPACES.sub(" ", operation["query"]).strip() if query is not None else None
-        if text is not None and not names_the_question(text, [question, *grounds], language):
+        if text is not None and on_question is not None and not on_question(text):
             dropped.append({**operation, "code": "off_question",
                             "why": f'the query "{text}" shares no word with the question; a query names a part '
                                    "of the question in the question's words"})
@@ -107,13 +106,14 @@ def split_operations(
     return valid, dropped
 
 
-def names_the_question(query: str, grounds: Sequence[str], language: str) -> bool:
-    """Whether ``query`` shares a word (a Chinese word or pair of characters) with one of
-    ``grounds``; a query with no word to compare (numbers, stop words) does."""
+def question_matcher(question: str, pool: Sequence[str], language: str) -> Callable[[str], bool]:
+    """Whether a search text shares a word with ``question`` or, when judging, with a passage of
+    ``pool`` (a name read there may lead to the missing part); their words are found once per
+    evaluation, whatever the attempts and operations."""
     # Imported here: rag.strategies imports the retrievers, so a module-level import would be a cycle.
-    from rag.strategies.grounding import shared_terms
+    from rag.strategies.grounding import shares_a_term_with
 
-    return any(shared_terms(query, text, language) > 0 for text in grounds if text)
+    return shares_a_term_with("\n".join([question, *pool]), language)
 
 
 def operation_key(operation: dict[str, Any], question: str) -> OperationKey:
