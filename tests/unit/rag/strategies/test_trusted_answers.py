@@ -195,6 +195,19 @@ def test_a_passage_holding_too_little_of_the_question_supports_no_answer():
     assert answered.declined_by is None and answered.sentences[0].supported
 
 
+METAL = ("许多人估计， 毒液 是黑色金属的源头，并且认为它对1979年成立于纽卡斯尔的极度金属现场的整体影响都至关重要。"
+         "民间金属乐队 遮天 ，通常被认为是第一个民间金属乐队，也是在马丁·瓦尔凯尔的激流金属乐队安息日解散后在纽卡斯尔成立的。")
+
+
+def test_the_question_words_a_passage_shares_are_not_what_it_is_about():
+    # From the development set: a question about a poet's protest was answered from a passage on
+    # folk metal that shares only "被认为是第一" with it ("is considered the first").
+    invented = grounding.check("他的诗歌被认为是第一种民间金属乐队的抗议 [1]。", "他的诗歌被认为是第一种什么样的抗议?",
+                               [METAL], "zh-Hant")
+    assert invented.declined_by == "support"
+    assert set(grounding.terms("他的诗歌被认为是第一种什么样的抗议?", "zh-Hant")) == {"诗歌", "抗议"}
+
+
 def test_a_re_pointed_sentence_names_one_passage_and_a_sentence_inheriting_its_mark_is_left_as_written():
     passages = ["Rust guarantees memory safety through ownership and borrowing.",
                 "Python manages memory with reference counting.", "Django is a web framework."]
