@@ -34,7 +34,7 @@ def rechecked(row: dict) -> dict:
     language = LANGUAGES.get(row["dataset"], "en")
     if row["declined"] and row["declined_by"] not in ("support", "answer"):
         return {"declined": True, "concise_contains": 0.0, "citations": []}
-    grounding = check(row["draft"], row["search_question"] or row["question"], row["passages"], language)
+    grounding = check(row["draft"], row.get("answered_question") or row["search_question"] or row["question"], row["passages"], language)
     if grounding.declined_by is not None:
         return {"declined": True, "concise_contains": 0.0, "citations": []}
     answer = repointed(row["draft"], grounding)

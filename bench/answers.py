@@ -212,7 +212,8 @@ def scored(turn: dict, item: dict, language: str) -> dict:
     declined = state.get("declined") is not None
     return {
         "id": item["id"], "question": item["question"], "answers": item["answers"],
-        "search_question": state.get("search_question"), "answer": answer, "draft": generate.get("draft", answer),
+        "search_question": state.get("search_question"), "answered_question": state.get("answered_question"),
+        "answer": answer, "draft": generate.get("draft", answer),
         "declined": declined, "declined_by": (state.get("declined") or {}).get("by"),
         "concise_contains": 0.0 if declined else concise_contains(answer, item["answers"], language),
         "context_contains": answer_contains("\n".join(sent.values()), item["answers"], language),

@@ -336,7 +336,15 @@ class Strategy(ConfigObject[ParamsT]):
                                                    getattr(self, "followup_llm", None))
                     entry.update(decided.to_dict(run.state["question"]))
                 run.state["search_question"] = decided.question
+                run.state["answered_question"] = decided.answered
         return str(run.state["search_question"])
+
+    def answered_question(self, run: RunContext) -> str:
+        """The question the model answers and its answer is checked against: the search
+        question, unless it was searched beside the previous question
+        (``followups.SearchQuestion.answered``)."""
+        searched = self.search_question(run)
+        return str(run.state.get("answered_question") or searched)
 
     def generate_step(self, run: RunContext, synthesizer: Any, hits: Sequence[Hit], *,
                       passages: int | None = None) -> None:
@@ -346,13 +354,14 @@ class Strategy(ConfigObject[ParamsT]):
         with no citation; an unsupported sentence is flagged. ``passages``: how many of ``hits``
         the strategy means the model to read (a re-ranker's or MapReduceRAG's top_k)."""
         with run.step("generate") as entry:
-            question = self.search_question(run)
-            prepared = synthesizer.prepare(question, hits, run.state["history"], self.documents, passages)
+            prepared = synthesizer.prepare(self.answered_question(run), hits, run.state["history"], self.documents,
+                                           passages)
             entry["budget"] = prepared.budget
             entry["language"] = prepared.language
             run.state["chunks_sent"] = [hit_row(hit, number) for number, hit in enumerate(prepared.sent, start=1)]
             floor = getattr(getattr(synthesizer, "params", None), "relevance_floor", None)
-            measured = relevance.measure(question, [hit.chunk for hit in prepared.sent], prepared.language,
+            # The passages are as close as what was searched for them.
+            measured = relevance.measure(self.search_question(run), [hit.chunk for hit in prepared.sent], prepared.language,
                                          getattr(self, "retriever", None), floor)
             if measured is not None:
                 entry["relevance"] = measured.to_dict()

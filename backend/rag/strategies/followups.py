@@ -85,11 +85,15 @@ class SearchQuestion:
     refers_to: str | None = None
     marked: str | None = None
     attempts: list[dict[str, Any]] = field(default_factory=list)
+    answered: str | None = None
+    """The question the model answers and its answer is checked against, when it is not the one
+    searched: a question searched beside the previous one is answered as asked (reading both, the
+    model answered both, and the check judged the answer against both questions' words)."""
 
     def to_dict(self, original: str) -> dict[str, Any]:
         return {"question": original, "search_question": self.question, "rewritten": self.rewritten,
                 "reason": self.reason, "marked": self.marked, "refers_to": self.refers_to,
-                "attempts": self.attempts}
+                "attempts": self.attempts, "answered_question": self.answered or self.question}
 
 
 def _flags(family: str) -> int:
@@ -237,14 +241,15 @@ def standalone(question: str, history: Sequence[dict[str, str]], llm: Any, *,
                      + ". Answer again with only the words, copied from the conversation."}]
     return SearchQuestion(beside_previous(question, history, language), True,
                           "the model found no words in the conversation it refers to; searching it beside the "
-                          "previous question, which names what it is about", None, marked_text, attempts)
+                          "previous question, which names what it is about", None, marked_text, attempts,
+                          answered=question)
 
 
 def beside_previous(question: str, history: Sequence[dict[str, str]], language: str) -> str:
     """``question`` with the previous question after it, in parentheses: a question that refers
     back and whose referent could not be named is searched with what it refers to nearby (asked
-    alone, "¿Cuántas juntas de examen existen en ella?" finds nothing), and the model that answers
-    it reads the same words."""
+    alone, "¿Cuántas juntas de examen existen en ella?" finds nothing). Only the search reads
+    both: the model answers the question as asked, from the passages the search found."""
     previous = next((turn.get("content", "") for turn in reversed(history) if turn.get("role") == "user"), "")
     previous = " ".join(CITATION_MARK.sub("", previous).split())
     if not previous:

@@ -174,7 +174,7 @@ describe("TraceView, from stored traces", () => {
       search_question: "¿Cuántas juntas de examen existen en ella? (¿Qué juntas hay en la India?)", reason: "no words found" });
     stored(fixture);
     expect(screen.getByRole("region", { name: "Search question" })).toHaveTextContent(
-      "no referent was found, so it was searched beside the previous question");
+      "no referent was found, so it was searched beside the previous question; the model answers it as asked");
   });
 
   it("says when no passage was close enough to the question to ask the model", () => {

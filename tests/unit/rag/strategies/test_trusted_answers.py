@@ -80,6 +80,12 @@ def test_words_the_conversation_does_not_hold_are_refused_and_the_question_searc
     assert [attempt["problems"] for attempt in searched["attempts"]] == [
         ["those words are not in the conversation: copy them from it"]] * 2
     assert state["trace"]["llm_calls"] == 3
+    # Only the search reads the previous question: the model answers the question as asked (reading
+    # both, it answered both), and the answer is checked against that question's words.
+    assert searched["answered_question"] == "What else does it ship?"
+    prompt = scripted_openai.requests_to(CHAT)[2].body["messages"]
+    assert prompt[-1]["content"].endswith("Question: What else does it ship?")
+    assert state["declined"] is None and state["response"].startswith("The Django web framework ships an ORM")
 
 
 @pytest.mark.parametrize(("question", "refers"), [
