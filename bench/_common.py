@@ -36,6 +36,12 @@ def datasets_dir() -> Path:
     return find(ROOT)
 
 
+def dataset_language(name: str) -> str:
+    """The language of a shared dataset's questions, by its name ("xquad-es" → "es", "xquad-zh" →
+    "zh-Hant", as the knowledge base's language setting names them)."""
+    return "zh-Hant" if name.endswith("zh") else name.rsplit("-", 1)[-1]
+
+
 def default_dataset(name: str = "scifact") -> Path:
     return datasets_dir() / name
 

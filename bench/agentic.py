@@ -51,7 +51,18 @@ from typing import Any
 
 from answers import ask, knowledge_base
 
-from _common import datasets_dir, emit, machine, mean_of, p50, read_corpus, read_qrels, read_queries, wall_s
+from _common import (
+    dataset_language,
+    datasets_dir,
+    emit,
+    machine,
+    mean_of,
+    p50,
+    read_corpus,
+    read_qrels,
+    read_queries,
+    wall_s,
+)
 from rag.llms import ANSWER_MODEL
 
 TREES = ("issue", "preset")
@@ -235,7 +246,7 @@ def measure(name: str, options: argparse.Namespace) -> dict[str, Any]:
     from rag.strategies import Strategy
 
     path = datasets_dir() / name
-    language = "zh-Hant" if name.endswith("zh") else name.rsplit("-", 1)[-1]
+    language = dataset_language(name)
     corpus, queries, qrels = read_corpus(path), read_queries(path), read_qrels(path / "qrels" / "test.tsv")
     empty = build_set(corpus, queries, qrels, language, two_fact=0)
     infra = knowledge_base(empty)

@@ -20,18 +20,16 @@ import argparse
 import json
 from pathlib import Path
 
-from _common import emit, mean_of
+from _common import dataset_language, emit, mean_of
 from rag.evaluation.answers import answer_contains, concise_contains
 from rag.strategies.answer_prompts import cited_numbers
 from rag.strategies.grounding import check, repointed
-
-LANGUAGES = {"xquad-es": "es", "xquad-zh": "zh-Hant"}
 
 
 def rechecked(row: dict) -> dict:
     """``row``'s verdict under the current check: declined or not, its concise_contains, and
     for each passage a kept draft cites (wrong citations re-pointed, as the answer shows them), whether it holds a reference answer."""
-    language = LANGUAGES.get(row["dataset"], "en")
+    language = dataset_language(row["dataset"])
     if row["declined"] and row["declined_by"] not in ("support", "answer"):
         return {"declined": True, "concise_contains": 0.0, "citations": []}
     grounding = check(row["draft"], row.get("answered_question") or row["search_question"] or row["question"], row["passages"], language)

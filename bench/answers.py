@@ -59,7 +59,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from _common import datasets_dir, emit, machine, mean_of, p50
+from _common import dataset_language, datasets_dir, emit, machine, mean_of, p50
 from rag.evaluation import PipelineSpec, RunOptions, evaluate, load_beir
 from rag.evaluation.runner import streamed_answer
 from rag.llms import ANSWER_MODEL
@@ -256,7 +256,7 @@ def conversation_figures(name: str, dataset_path: Path, options: argparse.Namesp
     from rag.presets import default_retriever
     from rag.strategies import Strategy
 
-    language = "zh-Hant" if name.endswith("zh") else name.rsplit("-", 1)[-1]
+    language = dataset_language(name)
     dev = build_devset(read_corpus(dataset_path), read_queries(dataset_path), read_qrels(dataset_path / "qrels" / "test.tsv"),
                        language, questions=options.from_question + options.questions,
                        conversations=options.conversations)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from _common import datasets_dir, emit, read_corpus, read_qrels, read_queries
+from _common import dataset_language, datasets_dir, emit, read_corpus, read_qrels, read_queries
 
 
 def similarities(name: str, passages: int) -> tuple[str, dict[str, list[dict]]]:
@@ -41,7 +41,7 @@ def similarities(name: str, passages: int) -> tuple[str, dict[str, list[dict]]]:
     from rag.strategies.relevance import measure
 
     path = datasets_dir() / name
-    language = "zh-Hant" if name.endswith("zh") else name.rsplit("-", 1)[-1]
+    language = dataset_language(name)
     dev = build_devset(read_corpus(path), read_queries(path), read_qrels(path / "qrels" / "test.tsv"), language,
                        questions=10_000, conversations=0)
     infra = knowledge_base(dev)

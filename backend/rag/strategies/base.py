@@ -85,6 +85,7 @@ class RunContext:
             "filtered_chunks": None,
             "chunks_sent": [],
             "search_question": None,
+            "answered_question": None,
             "response": "",
             "citations": [],
             "declined": None,
