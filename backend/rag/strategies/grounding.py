@@ -14,7 +14,9 @@ against every passage):
   or from elsewhere, not from a passage on the same subject.
 
 Terms are the words of three letters or more, stop words left out, English and Spanish stemmed
-(Snowball), Chinese cut into words; each counts by its length, so a name weighs more than "año".
+(Snowball), Chinese cut into words (ordinals such as 第一场 left out); each counts by its length, so
+a name weighs more than "año". A word the sentence quotes is a term however short ("点"), and a long
+word is found where the passage spells it one letter otherwise ("Shelly", "Shelley").
 The shares were calibrated on XQuAD-es and -zh questions whose article is in the knowledge base
 and questions whose article is not (``bench/answers.py --absent``).
 """
@@ -45,6 +47,13 @@ producer" for a question about oil)."""
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？])")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _IDEOGRAPH = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+# An ordinal ("第一场", "the first (battle)") says nothing of the subject, as "first" does not in English.
+_ORDINAL = re.compile(r"第[一二三四五六七八九十百千两兩几幾]+[个個种種场場次项項名位届屆件条條只隻本部座所家]?")
+# A word the answer quotes is a claim however short ("点" in 标志的昵称是“点”).
+_QUOTED = re.compile(r"[“\"«「『]([^”\"»」』]{1,40})[”\"»」』]")
+MISSPELLED_NAME = 6
+"""A word this long or longer is found where the passage holds it with one letter more, fewer or
+different ("Shelly" for "Shelley"): people misspell names in questions."""
 # Words a question or an answer uses whatever it is about: they say nothing of the subject.
 _GENERIC = {
     "en": {"name", "call", "year", "mani", "much", "first", "type", "kind", "use", "make", "part", "main",
@@ -75,7 +84,8 @@ class SentenceSupport:
     whole_question: float = 1.0
     """The share (by weight) of all the question's terms found in the passage."""
     cited_instead: list[int] | None = None
-    """The numbers the answer wrote, when another passage holds the sentence and ``cites`` names it."""
+    """The numbers the answer wrote, when ``cites`` names others: a mark named a passage that does
+    not hold the sentence, or one holding part of what it says while another holds all of it."""
 
 
 @dataclass
@@ -123,7 +133,7 @@ def terms(text: str, language: str) -> dict[str, int]:
     family = language_family(language)
     found: dict[str, int] = {}
     for token in _converter(family).analyze(CITATION_MARK.sub(" ", text)):
-        if token in _GENERIC[family] or token.isdigit():
+        if token in _GENERIC[family] or token.isdigit() or (family == "zh" and _ORDINAL.fullmatch(token)):
             continue
         ideographs = len(_IDEOGRAPH.findall(token))
         if ideographs:
@@ -166,11 +176,37 @@ def _found(term: str, held: dict[str, int], passage_text: str) -> float:
     if term in held:
         return 1.0
     if not _IDEOGRAPH.search(term):
-        return 0.0
+        if any(_one_edit_apart(term, other) for other in held):
+            return 1.0
+        # A quoted word too short to be a term ("X") is found as a word of the passage.
+        return float(len(term) < 3 and re.search(rf"\b{re.escape(term)}\b", passage_text.casefold()) is not None)
     if term in passage_text:
         return 1.0
     pairs = [term[index:index + 2] for index in range(len(term) - 1)]
     return sum(pair in passage_text for pair in pairs) / len(pairs) if pairs else 0.0
+
+
+def _one_edit_apart(term: str, other: str) -> bool:
+    """Whether ``other`` is ``term`` with one letter added, left out or changed, one of them at
+    least ``MISSPELLED_NAME`` letters long (in a short word one letter makes another word)."""
+    if (abs(len(term) - len(other)) > 1 or max(len(term), len(other)) < MISSPELLED_NAME
+            or min(len(term), len(other)) < MISSPELLED_NAME - 1 or term[0] != other[0]):
+        return False
+    if len(term) == len(other):
+        return sum(a != b for a, b in zip(term, other, strict=True)) == 1
+    shorter, longer = sorted((term, other), key=len)
+    index = next((i for i, (a, b) in enumerate(zip(shorter, longer, strict=False)) if a != b), len(shorter))
+    return shorter[index:] == longer[index + 1:]
+
+
+def quoted_terms(text: str, language: str) -> dict[str, int]:
+    """What ``text`` quotes that its terms leave out for being short ("点"), weighted as terms are."""
+    found: dict[str, int] = {}
+    for quote in _QUOTED.findall(text):
+        quote = quote.strip().casefold()
+        if quote and not terms(quote, language) and not quote.isdigit():
+            found[quote] = 2 * len(_IDEOGRAPH.findall(quote)) or len(quote)
+    return found
 
 
 def sentences(answer: str) -> list[tuple[str, list[int]]]:
@@ -213,18 +249,30 @@ def check(answer: str, question: str, passages: Sequence[str], language: str) ->
             together = _support(text, valid, question_terms, question_numbers, joined, terms(joined, language),
                                 numbers(joined, language), language)
             best = together if together.supported else best
-        if valid and not (best and best.supported):
+        if valid and best is not None and best.supported and len(valid) > 1 and len(best.cites) == 1:
+            # One of its passages holds it alone: each mark names a passage that holds it, so a
+            # mark naming one that does not is dropped.
+            holding = [number for number in valid
+                       if number == best.cites[0] or _support(
+                           text, [number], question_terms, question_numbers, passages[number - 1],
+                           passage_terms[number - 1], passage_numbers[number - 1], language).supported]
+            best.cites = holding
+            if holding != valid:
+                best.cited_instead = valid
+        if valid and not (best and best.supported and best.new_terms == 1.0):
             # A small model sometimes cites the wrong number: another passage that holds the
-            # sentence becomes its citation, and the trace says so.
+            # sentence (or more of what it says than the one cited) becomes its citation, and the
+            # trace says so.
             for number in range(1, len(passages) + 1):
                 if number in valid:
                     continue
                 other = _support(text, [number], question_terms, question_numbers, passages[number - 1],
                                  passage_terms[number - 1], passage_numbers[number - 1], language)
-                if other.supported:
+                if other.supported and (best is None or not best.supported or other.new_terms > best.new_terms):
                     other.cited_instead = valid
                     best = other
-                    break
+                    if other.new_terms == 1.0:
+                        break
         if best is None:  # no passage at all: nothing supports it
             best = SentenceSupport(text, valid, False, 0.0, 0.0, whole_question=0.0)
         checked.append(best)
@@ -235,7 +283,7 @@ def check(answer: str, question: str, passages: Sequence[str], language: str) ->
 
 
 def repointed(answer: str, grounding: Grounding) -> str:
-    """``answer`` with each re-pointed sentence citing the passage that holds it: the reader
+    """``answer`` with each re-pointed sentence citing the passages that hold it: the reader
     follows the mark to the passage, so the mark must name that one (the trace keeps what the
     model wrote, ``cited_instead``). A sentence that only inherits the previous sentence's mark
     has none of its own to change."""
@@ -243,9 +291,10 @@ def repointed(answer: str, grounding: Grounding) -> str:
         first = CITATION_MARK.search(sentence.text)
         if not sentence.cited_instead or first is None:
             continue
-        # The sentence's several marks become one: the passage that holds it.
+        # The sentence's several marks become one, naming the passages that hold it.
         mark = "[" + ", ".join(str(number) for number in sentence.cites) + "]"
-        rewritten = sentence.text[:first.start()] + mark + CITATION_MARK.sub("", sentence.text[first.end():])
+        rest = re.sub(r"\s*" + CITATION_MARK.pattern, "", sentence.text[first.end():])
+        rewritten = sentence.text[:first.start()] + mark + rest
         answer = answer.replace(sentence.text, rewritten, 1)
         sentence.text = rewritten
     return answer
@@ -255,6 +304,7 @@ def _support(text: str, cites: list[int], question_terms: dict[str, int], questi
              passage: str, held: dict[str, int], held_numbers: set[str], language: str) -> SentenceSupport:
     said = terms(text, language)
     own = {term: weight for term, weight in said.items() if term not in question_terms}
+    own.update({quote: weight for quote, weight in quoted_terms(text, language).items() if quote not in question_terms})
     # What the sentence says the question is about: the question's terms it repeats (a sentence
     # answering one part of a two-part question repeats that part), else the whole question.
     echoed = {term: weight for term, weight in said.items() if term in question_terms}

@@ -224,6 +224,71 @@ def test_a_re_pointed_sentence_names_one_passage_and_a_sentence_inheriting_its_m
     assert checked.sentences[0].text == "Rust guarantees memory safety through ownership [1]."
 
 
+SHELLEY = ("Tras la masacre de Peterloo de 1819, el poeta Percy Shelley escribió el poema político La máscara de la "
+           "anarquía. Es quizás la primera declaración moderna del principio de protesta no violenta. El autor Henry "
+           "David Thoreau retomó una versión en su ensayo Desobediencia Civil, y más tarde Gandhi en su doctrina de "
+           "Satyagraha.")
+ABC_DOT = ("2000年，美国广播公司发起了一个网络宣传活动，围绕其 圆形标志 ，也称为 点 ”，其中漫画人物Little Dot促使访问者“下载该点” “，"
+           "这个程序会导致美国广播公司徽标在屏幕上四处飞行并在右下角停下。")
+FIRST_BATTLE = "七年战争的时间与北美大陆战争不一致，从1754年的 朱蒙维尔•格伦战役 到 1760年 的占领蒙特利尔战役。"
+
+
+@pytest.mark.parametrize(("answer", "question", "passage", "language"), [
+    # A name the question misspells ("Shelly") is the name the passage spells ("Shelley").
+    ("Henry David Thoreau usó la similitud y semejanza de Percy Shelly en sus escritos [1].",
+     "¿Qué autor famoso usó la similitud y semejanza de Percy Shelly en sus escritos?", SHELLEY, "es"),
+    # A one-character answer, quoted, is a claim the passage holds.
+    ("美国广播公司标志的昵称是“点” [1]。", "2000年活动中美国广播公司标志的昵称是什么？", ABC_DOT, "zh-Hant"),
+    # "第一场" (the first) says nothing of the subject: the battle is.
+    ("1754年的第一场战役是朱蒙维尔•格伦战役 [1]。", "1754年的第一场战役是什么？", FIRST_BATTLE, "zh-Hant"),
+])
+def test_right_answers_the_development_set_declined_are_supported(answer, question, passage, language):
+    assert grounding.check(answer, question, [passage], language).declined_by is None
+
+
+def test_a_quoted_word_or_a_near_spelling_the_passage_lacks_supports_nothing():
+    assert grounding.check("美国广播公司标志的昵称是“星” [1]。", "2000年活动中美国广播公司标志的昵称是什么？", [ABC_DOT],
+                           "zh-Hant").declined_by == "support"
+    # One letter apart is a misspelling only in a long word: "actor" is not "autor".
+    assert not grounding._one_edit_apart("actor", "autor")
+    assert grounding._one_edit_apart("shelly", "shelley") and grounding._one_edit_apart("shelley", "shelly")
+    assert not grounding._one_edit_apart("shelly", "shelter")
+
+
+TRAN_CLAN = ("La región china de Fujian fue el hogar original del clan chino Tran (Chen) antes de migrar a Dai Viet "
+             "y cuyos descendientes establecieron la dinastía Trần que gobernaba Vietnam Đại Việt.")
+TRAN_BATTLE = ("La dinastía Tran, que gobernó Annam (Dai Viet), aplastó y derrotó a los mongoles en la Batalla de "
+               "Bạch Đằng (1288).")
+TRAN_REFUGEES = ("El profesor Liam Kelley observó que personas de la dinastía Song huyeron a la dinastía Tran y ayudaron "
+                 "a los Tran a luchar contra la invasión mongola.")
+
+
+def test_a_mark_naming_a_passage_that_does_not_hold_the_sentence_is_dropped():
+    # From the development set: the battle is in [1] only; "[2]" sent the reader to a passage on refugees.
+    answer = "La Batalla de Bạch Đằng [1] [2]."
+    checked = grounding.check(answer, "¿En qué batalla fueron derrotados los mongoles por los Tran?",
+                              [TRAN_BATTLE, TRAN_REFUGEES], "es")
+    assert (checked.sentences[0].cites, checked.sentences[0].cited_instead) == ([1], [1, 2])
+    assert grounding.repointed(answer, checked) == "La Batalla de Bạch Đằng [1]."
+    # Both marks stay when each passage holds the sentence.
+    both = grounding.check(answer, "¿En qué batalla fueron derrotados los mongoles por los Tran?",
+                           [TRAN_BATTLE, TRAN_BATTLE], "es")
+    assert (both.sentences[0].cites, both.sentences[0].cited_instead) == ([1, 2], None)
+
+
+def test_a_sentence_cites_the_passage_holding_all_it_says_rather_than_one_holding_part():
+    # From the development set: [1] holds "Dai Viet" but not "Annam"; [2] holds both.
+    answer = "La dinastía Tran gobernó Annam (Dai Viet) [1]."
+    checked = grounding.check(answer, "¿Dónde gobernó la dinastía Tran?", [TRAN_CLAN, TRAN_BATTLE], "es")
+    sentence = checked.sentences[0]
+    assert sentence.supported and (sentence.cites, sentence.cited_instead, sentence.new_terms) == ([2], [1], 1.0)
+    assert grounding.repointed(answer, checked) == "La dinastía Tran gobernó Annam (Dai Viet) [2]."
+    # A passage holding all of it keeps its mark.
+    kept = grounding.check("La dinastía Tran gobernó Annam (Dai Viet) [2].", "¿Dónde gobernó la dinastía Tran?",
+                           [TRAN_CLAN, TRAN_BATTLE], "es")
+    assert (kept.sentences[0].cites, kept.sentences[0].cited_instead) == ([2], None)
+
+
 @pytest.mark.parametrize(("referent", "question", "problem"), [
     ("Lutero", "¿Cuándo amplió Lutero sus ataques para incluir las doctrinas básicas de ella?", "already names"),
     ("2000年", "它在哪一年停止使用四音符做促销？", "number or a date"),
