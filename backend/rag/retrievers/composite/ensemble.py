@@ -26,7 +26,11 @@ def _wider(kept: Any, other: Any) -> Any:
     return other if width(other) > width(kept) else kept
 
 
-def reciprocal_rank_fusion(rankings: Sequence[Sequence[Hit]], k: int = 60) -> list[Hit]:
+RRF_K = 60
+"""Reciprocal rank fusion's standard damping constant."""
+
+
+def reciprocal_rank_fusion(rankings: Sequence[Sequence[Hit]], k: int = RRF_K) -> list[Hit]:
     """Score each chunk by Σ 1 / (k + rank) over the rankings it appears in (rank from 1).
 
     Ties keep the order in which chunks were first seen, child by child. Each fused hit's

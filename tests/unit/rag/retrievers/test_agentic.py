@@ -356,6 +356,28 @@ def test_passages_found_for_two_parts_of_a_question_share_the_top_of_the_pool(sc
     assert [(source["child"], source["query"]) for source in top[200]["sources"]] == [(1, "what is b")]
 
 
+def test_a_chunk_several_sub_queries_found_does_not_outrank_each_texts_best(scripted_openai):
+    """Two rewordings of the question both rank 101 second; the question's own best (100) and each
+    rewording's best (300, 301) come first. Adding reciprocal ranks put 101 (found three times)
+    at the top: on SciFact the 0.5B planner's rewordings pushed the pool below Hybrid."""
+    child = (FixedRetriever(top_k=5).plan((1, 0), (1, 1), (1, 2))
+             .plan_for("first rewording", (3, 0), (1, 1)).plan_for("second rewording", (3, 1), (1, 1)))
+    llm = OpenAICompatibleLLM(base_url=scripted_openai.base_url, model="m", function_calling="tools")
+    retriever = AgenticEnsembleRetriever(children=[child], llm_model=llm, max_iters=1)
+    for node in [retriever, child]:
+        node.inject_infra(chunks=make_documents(10, 10, 10))
+    scripted_openai.enqueue(CHAT, verdict(operations=[{"child": 0}, {"child": 0, "query": "first rewording"},
+                                                      {"child": 0, "query": "second rewording"}]))
+    with recording(TraceRecorder()):
+        chunks, node = retriever.retrieve("what does each rewording say")
+    assert [chunk.id for chunk in chunks] == [100, 300, 301, 101, 102]
+    found_thrice = next(hit for hit in node["results"] if hit["chunk_id"] == 101)
+    assert found_thrice["score"] == pytest.approx(1 / 62)
+    assert [(source["query"], source["rank"]) for source in found_thrice["sources"]] == [
+        (None, 2), ("first rewording", 2), ("second rewording", 2)]
+    assert [source["contribution"] for source in found_thrice["sources"]] == pytest.approx([1 / 62, 0, 0])
+
+
 def test_the_plan_comes_before_any_child_and_each_judgement_before_its_round(scripted_openai):
     scripted_openai.enqueue(CHAT, verdict(operations=[(0, 1)], reason="start"))
     scripted_openai.enqueue(CHAT, verdict(operations=[{"child": 1, "query": "more"}], reason="lacks more"))

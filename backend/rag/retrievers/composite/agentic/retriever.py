@@ -42,7 +42,7 @@ class AgenticEnsembleRetriever(CompositeRetriever["AgenticEnsembleRetriever.Para
        ``query`` is the user's question, and a query searches one part of it instead.
     2. Round r: consult the chosen children, each with its operation's query. The pool fuses
        every ranking so far (``pool.fuse_pool``: children agreeing on one search text rank
-       higher, and each search text counts once, so every part of the question reaches the top);
+       higher, and the search texts take turns, so every part of the question reaches the top);
        it holds at most ``max_chunks``.
     3. Judge after every round but the last, over the pool's passages (within the prompt's
        budget): ``sufficient`` with no operation stops; otherwise its operations choose the
