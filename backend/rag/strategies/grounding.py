@@ -13,6 +13,11 @@ against every passage):
   never less than a floor of all of them: an invented answer takes its words from the question
   or from elsewhere, not from a passage on the same subject.
 
+A question asking two things is often answered from two passages: a sentence that needs two
+passages to hold what it says is supported by the two together (``_drawn_from_two``), and
+sentences answering one part each from their own passages meet the floor over the passages they
+cite together (``_parts_answered``).
+
 Terms are the words of three letters or more, stop words left out, English and Spanish stemmed
 (Snowball), Chinese cut into words (ordinals such as 第一场 left out); each counts by its length, so
 a name weighs more than "año". A word the sentence quotes is a term however short ("点"), and a long
@@ -86,6 +91,9 @@ class SentenceSupport:
     cited_instead: list[int] | None = None
     """The numbers the answer wrote, when ``cites`` names others: a mark named a passage that does
     not hold the sentence, or one holding part of what it says while another holds all of it."""
+    parts_cited: list[int] | None = None
+    """When the sentence answers one part of the question: the passages the answer's sentences
+    cite together, over which ``whole_question`` was taken."""
 
 
 @dataclass
@@ -275,11 +283,70 @@ def check(answer: str, question: str, passages: Sequence[str], language: str) ->
                         break
         if best is None:  # no passage at all: nothing supports it
             best = SentenceSupport(text, valid, False, 0.0, 0.0, whole_question=0.0)
+        if not best.supported and len(passages) > 1:
+            best = _drawn_from_two(best, valid, question_terms, question_numbers, passages, passage_terms,
+                                   passage_numbers, language)
         checked.append(best)
+    _parts_answered(checked, question_terms, passages, language)
     grounding = Grounding(checked)
     if not any(sentence.supported for sentence in checked):
         grounding.declined_by = "support"
     return grounding
+
+
+def _drawn_from_two(best: SentenceSupport, valid: list[int], question_terms: dict[str, int],
+                    question_numbers: set[str], passages: Sequence[str], passage_terms: list[dict[str, int]],
+                    passage_numbers: list[set[str]], language: str) -> SentenceSupport:
+    """``best``, or the support of two passages together when one sentence answers a two-part
+    question from both ("转子安装在驱动轴上，…论文是于1999年发表的 [1]。", the second fact in
+    passage 2) and neither holds it alone. Each of the two must hold a part of what the sentence
+    says that the other lacks: a passage adding nothing does not become a citation."""
+    alone = {number: _support(best.text, [number], question_terms, question_numbers, passages[number - 1],
+                              passage_terms[number - 1], passage_numbers[number - 1], language)
+             for number in range(1, len(passages) + 1)}
+    most_missing = max(len(support.missing_numbers) for support in alone.values())
+    # Only a passage holding some of what the sentence says can be one of the two.
+    holding = [number for number, support in alone.items()
+               if support.new_terms > 0 or len(support.missing_numbers) < most_missing]
+    found = best
+    for index, first in enumerate(holding):
+        for second in holding[index + 1:]:
+            joined = passages[first - 1] + "\n" + passages[second - 1]
+            together = _support(best.text, [first, second], question_terms, question_numbers, joined,
+                                {**passage_terms[first - 1], **passage_terms[second - 1]},
+                                passage_numbers[first - 1] | passage_numbers[second - 1], language)
+            both_needed = all(together.new_terms > alone[number].new_terms
+                              or len(together.missing_numbers) < len(alone[number].missing_numbers)
+                              for number in (first, second))
+            if together.supported and both_needed and (not found.supported or together.new_terms > found.new_terms):
+                found = together
+    if found is not best and valid and found.cites != valid:
+        found.cited_instead = valid
+    return found
+
+
+def _parts_answered(checked: list[SentenceSupport], question_terms: dict[str, int], passages: Sequence[str],
+                    language: str) -> None:
+    """Sentences that answer one part each of a two-part question, each from its own passage
+    ("Dinamarca se incorporó a la UE en 1972 [1]. La conjetura de Polignac… [2]."): a passage
+    holding one part holds little of the whole question, so the whole-question share is taken over
+    the passages such sentences cite together. Only where two or more sentences hold their own
+    words, each in the passage it cites, and those passages together hold the question's words as
+    one passage must."""
+    answering = [sentence for sentence in checked if sentence.cites and not sentence.missing_numbers
+                 and sentence.new_terms >= NEW_TERMS_SUPPORTED]
+    cited = sorted({number for sentence in answering for number in sentence.cites})
+    short = [sentence for sentence in answering if not sentence.supported]
+    if len(answering) < 2 or len(cited) < 2 or not short:
+        return
+    joined = "\n".join(passages[number - 1] for number in cited)
+    share = _share(question_terms, terms(joined, language), joined)
+    if share >= max(WHOLE_QUESTION_SUPPORTED, QUESTION_TERMS_SUPPORTED):
+        for sentence in short:
+            sentence.supported = True
+            sentence.question_terms = max(sentence.question_terms, round(share, 3))
+            sentence.whole_question = round(share, 3)
+            sentence.parts_cited = cited
 
 
 def repointed(answer: str, grounding: Grounding) -> str:

@@ -347,3 +347,46 @@ def test_a_passage_about_the_question_is_read_and_an_explicit_floor_is_obeyed(sc
     scripted_openai.enqueue(CHAT, chat_stream(["No lo sé."]))
     never = dense_naive(scripted_openai, relevance_floor=0).run("¿Cuántos goles marcó el Real Madrid en 1960?")
     assert "relevance" not in step(never, "generate") and len(scripted_openai.requests_to(CHAT)) == 2
+
+
+JACKSONVILLE = "杰克逊维尔是美国佛罗里达州人口最多的城市，位于杜瓦尔郡，是该郡的县治所在地。"
+CIVIL_DISOBEDIENCE = "革命性的公民不服从是指试图推翻一个政府或改变文化传统、社会习俗、宗教信仰等的非暴力反抗行为。"
+TWO_PART_ZH = "杰克逊维尔位于哪个郡，以及当有人试图推翻一个政府或信仰体系时，这叫什么？"
+
+
+def test_one_sentence_answering_two_parts_from_two_passages_is_supported_by_both():
+    # From the two-fact development set: the county is in [1], the name in [2]; the model cited [1].
+    answer = "杰克逊维尔位于杜瓦尔郡，当有人试图推翻一个政府或信仰体系时，这叫革命性的公民不服从 [1]。"
+    checked = grounding.check(answer, TWO_PART_ZH, [JACKSONVILLE, CIVIL_DISOBEDIENCE], "zh-Hant")
+    sentence = checked.sentences[0]
+    assert checked.declined_by is None and sentence.supported
+    assert (sentence.cites, sentence.cited_instead) == ([1, 2], [1])
+    assert grounding.repointed(answer, checked).endswith("公民不服从 [1, 2]。")
+    # A sentence one passage holds keeps that passage alone: the other adds nothing to it.
+    alone = grounding.check("杰克逊维尔位于杜瓦尔郡 [1]。", TWO_PART_ZH, [JACKSONVILLE, CIVIL_DISOBEDIENCE], "zh-Hant")
+    assert alone.sentences[0].supported and alone.sentences[0].cites == [1]
+    # Words neither passage holds are not supported by the two together.
+    invented = grounding.check("杰克逊维尔位于棕榈滩郡，这叫和平抗议运动 [1]。", TWO_PART_ZH,
+                               [JACKSONVILLE, CIVIL_DISOBEDIENCE], "zh-Hant")
+    assert not invented.sentences[0].supported
+
+
+DENMARK = "Tras dos intentos fallidos, Dinamarca entró en la Comunidad Europea en 1972, junto con Irlanda y el Reino Unido."
+POLIGNAC = ("La conjetura de Polignac sostiene que para cualquier número entero positivo n hay infinitos pares de primos "
+            "consecutivos que difieren en 2n.")
+TWO_PART_ES = ("¿Cuándo se incorporó Dinamarca a la UE y qué conjetura sostiene que para cualquier número entero positivo "
+               "n, hay una cantidad infinita de pares de primos consecutivos que difieren en 2n?")
+
+
+def test_sentences_answering_one_part_each_from_their_own_passages_are_supported():
+    # A passage holding one part of a two-part question holds little of the whole question; the
+    # passages the answer's sentences cite together hold it.
+    answer = ("Dinamarca se incorporó a la UE en 1972 [1]. La conjetura de Polignac sostiene que hay infinitos pares "
+              "de primos consecutivos que difieren en 2n [2].")
+    checked = grounding.check(answer, TWO_PART_ES, [DENMARK, POLIGNAC], "es")
+    assert [sentence.supported for sentence in checked.sentences] == [True, True]
+    assert checked.sentences[0].parts_cited == [1, 2]
+    # Alone, the first part's answer is not enough: its passage is about something else than
+    # most of the question.
+    one = grounding.check("Dinamarca se incorporó a la UE en 1972 [1].", TWO_PART_ES, [DENMARK, POLIGNAC], "es")
+    assert one.declined_by == "support"
