@@ -240,6 +240,8 @@ RUN_ELSEWHERE = {
                                                 "tests/unit/rag/strategies/test_trusted_answers.py exercises",
     ".venv/bin/python bench/answers.py --questions 20": "a benchmark (minutes of local-model answers); figures in "
                                                         "bench/README.md",
+    "nice .venv/bin/python bench/two_part_answers.py --rows /tmp/tpa.jsonl":
+        "a benchmark (an hour of local-model answers); figures in bench/README.md",
     "nice .venv/bin/python bench/agentic.py --questions 4 --other-child 4":
         "a benchmark (minutes of local-model plans and answers); tests/unit/bench/test_twofacts.py tests its set",
     "nice .venv/bin/python bench/agentic.py --planner qwen2.5-0.5b-instruct,qwen2.5-1.5b-instruct --rows "
