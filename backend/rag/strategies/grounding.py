@@ -244,26 +244,32 @@ def check(answer: str, question: str, passages: Sequence[str], language: str) ->
     passage_numbers = [numbers(passage, language) for passage in passages]
     checked = []
     for text, cites in sentences(answer):
+
+        def held_by(numbers_cited: list[int], text: str = text) -> SentenceSupport:
+            """The sentence against one passage, or several read as one."""
+            if len(numbers_cited) == 1:
+                index = numbers_cited[0] - 1
+                return _support(text, numbers_cited, question_terms, question_numbers, passages[index],
+                                passage_terms[index], passage_numbers[index], language)
+            joined = "\n".join(passages[number - 1] for number in numbers_cited)
+            return _support(text, numbers_cited, question_terms, question_numbers, joined, terms(joined, language),
+                            numbers(joined, language), language)
+
         valid = [number for number in cites if 1 <= number <= len(passages)]
         best: SentenceSupport | None = None
         for number in valid or range(1, len(passages) + 1):
-            support = _support(text, [number], question_terms, question_numbers, passages[number - 1],
-                               passage_terms[number - 1], passage_numbers[number - 1], language)
+            support = held_by([number])
             if best is None or (support.supported, support.new_terms) > (best.supported, best.new_terms):
                 best = support
         if valid and len(valid) > 1 and not (best and best.supported):
             # Several numbers: the sentence stands if the passages together hold it.
-            joined = "\n".join(passages[number - 1] for number in valid)
-            together = _support(text, valid, question_terms, question_numbers, joined, terms(joined, language),
-                                numbers(joined, language), language)
+            together = held_by(valid)
             best = together if together.supported else best
         if valid and best is not None and best.supported and len(valid) > 1 and len(best.cites) == 1:
             # One of its passages holds it alone: each mark names a passage that holds it, so a
             # mark naming one that does not is dropped.
             holding = [number for number in valid
-                       if number == best.cites[0] or _support(
-                           text, [number], question_terms, question_numbers, passages[number - 1],
-                           passage_terms[number - 1], passage_numbers[number - 1], language).supported]
+                       if number == best.cites[0] or held_by([number]).supported]
             best.cites = holding
             if holding != valid:
                 best.cited_instead = valid
@@ -274,8 +280,7 @@ def check(answer: str, question: str, passages: Sequence[str], language: str) ->
             for number in range(1, len(passages) + 1):
                 if number in valid:
                     continue
-                other = _support(text, [number], question_terms, question_numbers, passages[number - 1],
-                                 passage_terms[number - 1], passage_numbers[number - 1], language)
+                other = held_by([number])
                 if other.supported and (best is None or not best.supported or other.new_terms > best.new_terms):
                     other.cited_instead = valid
                     best = other
@@ -284,8 +289,7 @@ def check(answer: str, question: str, passages: Sequence[str], language: str) ->
         if best is None:  # no passage at all: nothing supports it
             best = SentenceSupport(text, valid, False, 0.0, 0.0, whole_question=0.0)
         if not best.supported and len(passages) > 1:
-            best = _drawn_from_two(best, valid, question_terms, question_numbers, passages, passage_terms,
-                                   passage_numbers, language)
+            best = _drawn_from_two(best, valid, len(passages), held_by)
         checked.append(best)
     _parts_answered(checked, question_terms, passages, language)
     grounding = Grounding(checked)
@@ -294,16 +298,13 @@ def check(answer: str, question: str, passages: Sequence[str], language: str) ->
     return grounding
 
 
-def _drawn_from_two(best: SentenceSupport, valid: list[int], question_terms: dict[str, int],
-                    question_numbers: set[str], passages: Sequence[str], passage_terms: list[dict[str, int]],
-                    passage_numbers: list[set[str]], language: str) -> SentenceSupport:
+def _drawn_from_two(best: SentenceSupport, valid: list[int], passage_count: int,
+                    held_by: Callable[[list[int]], SentenceSupport]) -> SentenceSupport:
     """``best``, or the support of two passages together when one sentence answers a two-part
     question from both ("转子安装在驱动轴上，…论文是于1999年发表的 [1]。", the second fact in
     passage 2) and neither holds it alone. Each of the two must hold a part of what the sentence
     says that the other lacks: a passage adding nothing does not become a citation."""
-    alone = {number: _support(best.text, [number], question_terms, question_numbers, passages[number - 1],
-                              passage_terms[number - 1], passage_numbers[number - 1], language)
-             for number in range(1, len(passages) + 1)}
+    alone = {number: held_by([number]) for number in range(1, passage_count + 1)}
     most_missing = max(len(support.missing_numbers) for support in alone.values())
     # Only a passage holding some of what the sentence says can be one of the two.
     holding = [number for number, support in alone.items()
@@ -311,10 +312,7 @@ def _drawn_from_two(best: SentenceSupport, valid: list[int], question_terms: dic
     found = best
     for index, first in enumerate(holding):
         for second in holding[index + 1:]:
-            joined = passages[first - 1] + "\n" + passages[second - 1]
-            together = _support(best.text, [first, second], question_terms, question_numbers, joined,
-                                {**passage_terms[first - 1], **passage_terms[second - 1]},
-                                passage_numbers[first - 1] | passage_numbers[second - 1], language)
+            together = held_by([first, second])
             both_needed = all(together.new_terms > alone[number].new_terms
                               or len(together.missing_numbers) < len(alone[number].missing_numbers)
                               for number in (first, second))
