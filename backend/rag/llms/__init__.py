@@ -1,6 +1,7 @@
 """Language models: OpenAI-compatible servers and the local llama.cpp model."""
 
 from .base import (
+    GRAMMAR_LIMITS,
     LLM,
     Attempt,
     FunctionCallError,
@@ -23,6 +24,7 @@ is worth its slower speed."""
 
 __all__ = [
     "ANSWER_LLM",
+    "GRAMMAR_LIMITS",
     "ANSWER_MODEL",
     "DEFAULT_LLM",
     "LLM",

@@ -61,6 +61,32 @@ def parse_arguments(raw: str | dict[str, Any]) -> dict[str, Any]:
     return value
 
 
+GRAMMAR_LIMITS = "x-grammar-limits"
+"""A schema node's bounds for a model whose output a grammar constrains, e.g. ``{"maxLength":
+240}``. A small local model can repeat itself until its ``max_tokens`` (25-30 s of the 0.5B, then
+a retry) where a grammar would have closed the string; validation ignores the bounds, so a hosted
+model that writes a longer reason is not asked again for it."""
+
+
+def schema_with_grammar_limits(schema: Any) -> Any:
+    """``schema`` with each node's ``GRAMMAR_LIMITS`` applied as plain JSON Schema keywords."""
+    if isinstance(schema, list):
+        return [schema_with_grammar_limits(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    node = {key: schema_with_grammar_limits(value) for key, value in schema.items() if key != GRAMMAR_LIMITS}
+    return {**node, **schema.get(GRAMMAR_LIMITS, {})}
+
+
+def schema_without_grammar_limits(schema: Any) -> Any:
+    """``schema`` with every ``GRAMMAR_LIMITS`` removed, as a server that enforces no grammar is sent it."""
+    if isinstance(schema, list):
+        return [schema_without_grammar_limits(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    return {key: schema_without_grammar_limits(value) for key, value in schema.items() if key != GRAMMAR_LIMITS}
+
+
 def schema_problems(arguments: dict[str, Any], schema: dict[str, Any]) -> list[str]:
     """Every way ``arguments`` break ``schema``, as readable sentences with their paths."""
     import jsonschema
@@ -125,7 +151,7 @@ class LLM(ConfigObject[LLMParamsT]):
         """Arguments of a call to function ``name`` whose parameters follow ``schema``, valid
         against it; raises ``FunctionCallError`` (with every problem) otherwise."""
         self._count()
-        raw = self._function_call_text(list(messages), schema, name, description)
+        raw = self._function_call_text(list(messages), self._schema_to_follow(schema), name, description)
         arguments = parse_arguments(raw)
         problems = schema_problems(arguments, schema)
         if problems:
@@ -166,6 +192,11 @@ class LLM(ConfigObject[LLMParamsT]):
                  + "\nAnswer again with one JSON object that fixes every problem."},
             ]
         return None, attempts
+
+    def _schema_to_follow(self, schema: dict[str, Any]) -> dict[str, Any]:
+        """The schema this model is asked to follow: without ``GRAMMAR_LIMITS``, which only a
+        model decoding under a grammar enforces (``LocalLLM``)."""
+        return schema_without_grammar_limits(schema)
 
     def input_limits(self) -> dict[str, int]:
         """What bounds a prompt for this model, as far as it is known: ``context_tokens`` (the

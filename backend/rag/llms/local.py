@@ -20,7 +20,15 @@ from rag.core import ml, param, register
 from rag.core.environment import environment_number
 
 from . import gguf, local_models
-from .base import LLM, LLMError, Message, ReadingDefaults, estimate_tokens, json_only_instruction
+from .base import (
+    LLM,
+    LLMError,
+    Message,
+    ReadingDefaults,
+    estimate_tokens,
+    json_only_instruction,
+    schema_with_grammar_limits,
+)
 from .params import LLMParams
 from .server_pool import MB, TOO_LARGE, Pooled, PoolLimits, ServerPool, ServerPoolError
 
@@ -491,6 +499,10 @@ class LocalLLM(LLM["LocalLLM.Params"]):
         finally:
             stop.set()
             self._count_usage(usage)
+
+    def _schema_to_follow(self, schema: dict[str, Any]) -> dict[str, Any]:
+        # The grammar llama.cpp builds from the schema enforces the limits as it samples.
+        return schema_with_grammar_limits(schema)
 
     def _function_call_text(self, messages: list[Message], schema: dict[str, Any], name: str,
                             description: str) -> str:

@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from rag.llms import LocalLLM, local_models
+from rag.llms import GRAMMAR_LIMITS, LocalLLM, local_models
 from rag.llms.local_models import LocalModelError
 
 pytestmark = [pytest.mark.unit, pytest.mark.slow]
@@ -48,6 +48,17 @@ def test_function_calls_are_constrained_to_the_schema(smollm):
               "required": ["colour", "count"], "additionalProperties": False}
     arguments = smollm.call_function([{"role": "user", "content": "Pick a colour and a count."}], schema)
     assert arguments["colour"] in {"red", "green", "blue"} and isinstance(arguments["count"], int)
+
+
+def test_grammar_limits_stop_a_string_and_a_list_where_they_say(smollm):
+    schema = {"type": "object", "additionalProperties": False, "required": ["story", "colours"],
+              "properties": {"story": {"type": "string", GRAMMAR_LIMITS: {"maxLength": 12}},
+                             "colours": {"type": "array", "items": {"type": "string"},
+                                         GRAMMAR_LIMITS: {"minItems": 4, "maxItems": 4}}}}
+    long = LocalLLM(model="smollm2-135m-instruct", max_tokens=400, context_tokens=2048)
+    arguments = long.call_function([{"role": "user", "content": "Write a very long story, then list colours."}],
+                                   schema)
+    assert len(arguments["story"]) <= 12 and len(arguments["colours"]) == 4
 
 
 def test_a_missing_gguf_file_is_an_availability_problem():

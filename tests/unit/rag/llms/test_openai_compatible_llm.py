@@ -1,6 +1,6 @@
 import pytest
 
-from rag.llms import FunctionCallError, LLMError, OpenAICompatibleLLM
+from rag.llms import GRAMMAR_LIMITS, FunctionCallError, LLMError, OpenAICompatibleLLM
 from tests.support.scripted_openai import ScriptedError, chat_response, chat_stream, tool_call_response
 
 pytestmark = pytest.mark.unit
@@ -32,6 +32,15 @@ def test_function_calls_use_tools_when_the_server_supports_them(scripted_openai)
     body = scripted_openai.requests_to("/v1/chat/completions")[0].body
     assert body["tools"][0]["function"]["parameters"] == SCHEMA
     assert body["tool_choice"] == {"type": "function", "function": {"name": "answer"}}
+
+
+def test_grammar_limits_are_not_sent_to_a_hosted_model_nor_checked(scripted_openai):
+    limited = {"type": "object", "required": ["reason"],
+               "properties": {"reason": {"type": "string", GRAMMAR_LIMITS: {"maxLength": 10}}}}
+    scripted_openai.enqueue("/v1/chat/completions", tool_call_response("answer", {"reason": "a reason well over ten"}))
+    assert llm(scripted_openai).call_function(MESSAGES, limited) == {"reason": "a reason well over ten"}
+    sent = scripted_openai.requests_to("/v1/chat/completions")[0].body["tools"][0]["function"]["parameters"]
+    assert sent == {"type": "object", "required": ["reason"], "properties": {"reason": {"type": "string"}}}
 
 
 def test_a_server_that_refuses_tools_gets_a_json_only_prompt_from_then_on(scripted_openai):

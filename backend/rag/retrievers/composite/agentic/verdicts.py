@@ -7,21 +7,25 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rag.llms import GRAMMAR_LIMITS
+
 # ``reason`` comes first so that a model writing left to right says what the pool holds and lacks
-# before it decides. No length bounds: a hosted model writing a longer reason would be asked
-# again for nothing; the model's own max_tokens bounds the answer.
+# before it decides. The bounds are grammar limits only (``GRAMMAR_LIMITS``): the packaged 0.5B
+# once in about fifteen calls wrote on until its max_tokens (25-30 s, then asked again); a hosted
+# model writing a longer reason is not asked again for it.
 VERDICT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "reason": {"type": "string"},
+        "reason": {"type": "string", GRAMMAR_LIMITS: {"maxLength": 240}},
         "sufficient": {"type": "boolean"},
         "operations": {
             "type": "array",
+            GRAMMAR_LIMITS: {"maxItems": 6},
             "items": {
                 "type": "object",
                 "properties": {
                     "child": {"type": "integer"},
-                    "query": {"type": "string"},
+                    "query": {"type": "string", GRAMMAR_LIMITS: {"maxLength": 160}},
                     "top_k": {"type": "integer"},
                 },
                 "required": ["child"],
