@@ -8,6 +8,7 @@ made-up knowledge base, catalog and question: the packaged 0.5B model copied an 
 use as is ("The pool is empty; start with the broadest retriever.") word for word as its plan.
 The instructions and examples are the same for every question of a language, so the local
 model's server reads them once (its prompt cache); what varies is the last user message, which
+starts with the tree's catalog (also cached, for the next question asked of the same tree) and
 ends by naming the language the reason must be written in.
 """
 
@@ -247,7 +248,9 @@ class AgenticEnsemblePrompt(ConfigObject["AgenticEnsemblePrompt.Params"]):
             "does each useful passage answer, and what is still missing? If a part is missing, search for that "
             "part (a query naming it) with a child or query not used for it yet; otherwise answer sufficient."
         )
-        return (f"Question: {query}\n\nCatalog:\n{catalog_text}\n\nAlready searched:\n{searched}\n\n"
+        # The catalog first: the same for every question a tree is asked, so the local model's
+        # prompt cache holds it with the instructions and reads only from the question on.
+        return (f"Catalog:\n{catalog_text}\n\nQuestion: {query}\n\nAlready searched:\n{searched}\n\n"
                 f"Pool ({len(pool)} passages{capacity}):\n{pool_text}\n\n{task}\n"
                 f"Write the reason in {language_name}.")
 
