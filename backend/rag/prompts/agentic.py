@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 
 from rag.core import ConfigObject, ml, param, register
 from rag.core import Params as BaseParams
+from rag.documents.focus import focus
 from rag.llms.base import estimate_tokens
 
 LANGUAGE_NAMES = {"en": "English", "es": "Spanish", "zh-Hant": "Traditional Chinese", "zh-Hans": "Simplified Chinese"}
@@ -155,16 +156,18 @@ class AgenticEnsemblePrompt(ConfigObject["AgenticEnsemblePrompt.Params"]):
             ),
         )
         pool_preview_characters: int = param(
-            300, ge=40, le=5000,
+            200, ge=40, le=5000,
             title=ml("Characters per pooled chunk", "Caracteres por fragmento del conjunto", "每個候選區塊的字元數"),
             description=ml(
-                "How much of each pooled chunk the LLM reads when judging.",
-                "Cuánto de cada fragmento del conjunto lee el LLM al evaluar.",
-                "LLM 評估時讀取每個候選區塊的長度。",
+                "How much of each pooled chunk the LLM reads when judging: a longer chunk shows the sentences "
+                "around the one the question is about.",
+                "Cuánto de cada fragmento del conjunto lee el LLM al evaluar: de un fragmento más largo se muestran "
+                "las oraciones en torno a la que trata de la pregunta.",
+                "LLM 評估時讀取每個候選區塊的長度：較長的區塊只顯示與問題最相關的句子及其前後文。",
             ),
         )
         pool_preview_tokens: int = param(
-            600, ge=50, le=20_000,
+            400, ge=50, le=20_000,
             title=ml("Pool shown when judging (tokens)", "Conjunto mostrado al evaluar (tokens)",
                      "評估時顯示的候選集（token）"),
             description=ml(
@@ -201,7 +204,8 @@ class AgenticEnsemblePrompt(ConfigObject["AgenticEnsemblePrompt.Params"]):
             ``description`` (what it is good at); ``representation`` when ``kind`` is missing.
         pool : sequence of (chunk id, text)
             The pool, best first. Passages are numbered from 1 in that order; each shows at most
-            ``pool_preview_characters``, and together at most ``pool_preview_tokens`` (counted by
+            ``pool_preview_characters`` (of a longer passage, the sentences around the one sharing
+            the most words with ``query``, marked "…" where cut), and together at most ``pool_preview_tokens`` (counted by
             ``count_tokens``, the planning model's own count), so a small model's prompt stays
             small; the rest are counted, not shown.
         consulted : sequence of (child, top_k, query)
@@ -240,7 +244,7 @@ class AgenticEnsemblePrompt(ConfigObject["AgenticEnsemblePrompt.Params"]):
             for child, top_k, text in consulted
         ) or "(nothing yet)"
         capacity = f" of at most {pool_capacity}" if pool_capacity else ""
-        pool_text = self._pool_text(pool, count_tokens) if pool else "(empty)"
+        pool_text = self._pool_text(pool, query, count_tokens) if pool else "(empty)"
         task = (
             "Plan the first searches: say which parts the question has and choose at least one operation."
             if planning else
@@ -254,7 +258,8 @@ class AgenticEnsemblePrompt(ConfigObject["AgenticEnsemblePrompt.Params"]):
                 f"Pool ({len(pool)} passages{capacity}):\n{pool_text}\n\n{task}\n"
                 f"Write the reason in {language_name}.")
 
-    def _pool_text(self, pool: Sequence[tuple[int, str]], count_tokens: Callable[[str], int] | None) -> str:
+    def _pool_text(self, pool: Sequence[tuple[int, str]], query: str,
+                   count_tokens: Callable[[str], int] | None) -> str:
         limit = self.params.pool_preview_characters
         budget = self.params.pool_preview_tokens
         count = count_tokens or estimate_tokens
@@ -262,7 +267,11 @@ class AgenticEnsemblePrompt(ConfigObject["AgenticEnsemblePrompt.Params"]):
         spent = 0
         for number, (_, text) in enumerate(pool, start=1):
             flat = " ".join(text.split())
-            line = f"[{number}] {flat[:limit]}" + ("…" if len(flat) > limit else "")
+            # A long passage shows the sentences around the one the question is about, as the
+            # answer model reads it: its first characters often are not what answers a part.
+            shown = flat if len(flat) <= limit else focus(flat, query, limit, clip=True, count=len)
+            line = (f"[{number}] " + ("…" if not flat.startswith(shown) else "") + shown
+                    + ("…" if not flat.endswith(shown) else ""))
             cost = count(line)
             if lines and spent + cost > budget:
                 lines.append(f"({len(pool) - len(lines)} more passages not shown)")

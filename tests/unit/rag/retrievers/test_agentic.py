@@ -265,9 +265,11 @@ def test_an_operation_without_top_k_uses_the_childs_own(scripted_openai):
     assert [(op["child"], op["top_k"], op["top_k_from"]) for op in second["operations"]] == [(1, 3, "child")]
 
 
-def long_documents(server, *, pool_preview_characters, pool_preview_tokens):
-    """Child 0 returns eight chunks of document 1, each a long text that starts with its own name."""
-    documents = {1: {position: replace(chunk, text=f"passage-{position} " + "lorem ipsum dolor " * 30)
+def long_documents(server, *, pool_preview_characters, pool_preview_tokens, text=None):
+    """Child 0 returns eight chunks of document 1, each a long text that starts with its own name
+    (``text(position)`` when given)."""
+    text = text or (lambda position: f"passage-{position} " + "lorem ipsum dolor " * 30)
+    documents = {1: {position: replace(chunk, text=text(position))
                      for position, chunk in make_documents(8)[1].items()}}
     child = FixedRetriever(top_k=8).plan(*[(1, p) for p in range(8)])
     llm = OpenAICompatibleLLM(base_url=server.base_url, model="scripted-model", function_calling="tools")
@@ -290,6 +292,22 @@ def test_the_judges_prompt_holds_the_pools_passages_within_its_budget(scripted_o
     assert pool[3] == "(5 more passages not shown)" and len(pool) == 4
     assert all(len(line) <= len("[1] ") + 100 + 1 for line in pool[:3]) and pool[0].endswith("…")
     assert "Judge the pool" in judged and "what is still missing" in judged
+
+
+def test_a_long_passage_shows_the_judge_the_sentences_the_question_is_about(scripted_openai):
+    scripted_openai.enqueue(CHAT, verdict(operations=[(0, 8)]))
+    scripted_openai.enqueue(CHAT, verdict(sufficient=True))
+    filler = "The weather on the coast was mild that year. " * 6
+
+    def text(position):
+        return f"Chronicle {position}. {filler}The harbour of Velm was built in {1800 + position}. {filler}"
+
+    run(long_documents(scripted_openai, pool_preview_characters=120, pool_preview_tokens=1000, text=text),
+        question="When was the harbour of Velm built?")
+    judged = scripted_openai.requests_to(CHAT)[1].body["messages"][-1]["content"]
+    pool = judged.split("Pool (8 passages of at most 10):\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert pool[0].startswith("[1] …") and "The harbour of Velm was built in 1800." in pool[0]
+    assert pool[0].endswith("…") and all(len(line) <= len("[1] ……") + 120 for line in pool)
 
 
 def test_a_larger_budget_shows_every_pooled_passage(scripted_openai):

@@ -5,6 +5,7 @@ import re
 import pytest
 
 from rag.documents.chunkers import RecursiveCharacterChunker
+from rag.documents.focus import focus
 from rag.documents.models import Chunk
 from rag.documents.parsers.base import Section
 from rag.llms import LocalLLM, OpenAICompatibleLLM, ReadingDefaults, estimate_tokens
@@ -13,7 +14,7 @@ from rag.retrievers.composite import EnsembleRetriever
 from rag.retrievers.sparse import BM25Retriever
 from rag.strategies import NaiveRAG, ResponseSynthesizer, detect_language
 from rag.strategies.answer_prompts import DECLINED, EXAMPLES, INSTRUCTIONS
-from rag.strategies.context import PASSAGE_FLOOR_TOKENS, SHARES, distinct, fit, focus
+from rag.strategies.context import PASSAGE_FLOOR_TOKENS, SHARES, distinct, fit
 from rag.strategies.synthesizer import MIN_READING_ROOM
 from tests.support.scripted_openai import chat_stream
 
