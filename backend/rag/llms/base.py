@@ -68,23 +68,16 @@ a retry) where a grammar would have closed the string; validation ignores the bo
 model that writes a longer reason is not asked again for it."""
 
 
-def schema_with_grammar_limits(schema: Any) -> Any:
-    """``schema`` with each node's ``GRAMMAR_LIMITS`` applied as plain JSON Schema keywords."""
+def schema_with_grammar_limits(schema: Any, *, apply: bool = True) -> Any:
+    """``schema`` with each node's ``GRAMMAR_LIMITS`` applied as plain JSON Schema keywords, or
+    with ``apply=False`` removed, as a server that enforces no grammar is sent it."""
     if isinstance(schema, list):
-        return [schema_with_grammar_limits(item) for item in schema]
+        return [schema_with_grammar_limits(item, apply=apply) for item in schema]
     if not isinstance(schema, dict):
         return schema
-    node = {key: schema_with_grammar_limits(value) for key, value in schema.items() if key != GRAMMAR_LIMITS}
-    return {**node, **schema.get(GRAMMAR_LIMITS, {})}
-
-
-def schema_without_grammar_limits(schema: Any) -> Any:
-    """``schema`` with every ``GRAMMAR_LIMITS`` removed, as a server that enforces no grammar is sent it."""
-    if isinstance(schema, list):
-        return [schema_without_grammar_limits(item) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    return {key: schema_without_grammar_limits(value) for key, value in schema.items() if key != GRAMMAR_LIMITS}
+    node = {key: schema_with_grammar_limits(value, apply=apply) for key, value in schema.items()
+            if key != GRAMMAR_LIMITS}
+    return {**node, **schema.get(GRAMMAR_LIMITS, {})} if apply else node
 
 
 def schema_problems(arguments: dict[str, Any], schema: dict[str, Any]) -> list[str]:
@@ -196,7 +189,7 @@ class LLM(ConfigObject[LLMParamsT]):
     def _schema_to_follow(self, schema: dict[str, Any]) -> dict[str, Any]:
         """The schema this model is asked to follow: without ``GRAMMAR_LIMITS``, which only a
         model decoding under a grammar enforces (``LocalLLM``)."""
-        return schema_without_grammar_limits(schema)
+        return schema_with_grammar_limits(schema, apply=False)
 
     def input_limits(self) -> dict[str, int]:
         """What bounds a prompt for this model, as far as it is known: ``context_tokens`` (the
