@@ -200,9 +200,12 @@ PRESETS: tuple[Preset, ...] = (
            "由 LLM 逐輪規劃要詢問哪些檢索器，直到區塊足以回答問題。"),
         "brain-circuit",
         # The Hybrid tree first (the catalog calls it a fusion, good at both kinds of match), then
-        # keyword and dense alone, so a plan can give each part of a question its own search.
+        # keyword and dense alone, so a plan can give each part of a question its own search. A
+        # question that asks one thing is searched whole by the Hybrid tree: the 0.5B's plans for
+        # such questions searched rewordings that ranked below it.
         ref("AgenticEnsembleRetriever", children=[_hybrid(), ref("BM25Retriever", top_k=10),
-                                                  ref("DenseEmbeddingRetriever", top_k=10)]),
+                                                  ref("DenseEmbeddingRetriever", top_k=10)],
+            search_one_part_questions_whole=True),
     ),
 )
 

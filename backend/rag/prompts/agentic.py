@@ -166,6 +166,18 @@ class AgenticEnsemblePrompt(ConfigObject["AgenticEnsemblePrompt.Params"]):
                 "LLM 評估時讀取每個候選區塊的長度：較長的區塊只顯示與問題最相關的句子及其前後文。",
             ),
         )
+        pool_preview_passages: int = param(
+            3, ge=1, le=500,
+            title=ml("Pooled chunks shown when judging", "Fragmentos del conjunto mostrados al evaluar",
+                     "評估時顯示的候選區塊數"),
+            description=ml(
+                "How many of the pool's best chunks one judging prompt shows; the rest are only counted. The "
+                "instructions tell the LLM that the answer is written from the first three.",
+                "Cuántos de los mejores fragmentos del conjunto muestra una evaluación; el resto solo se cuenta. "
+                "Las instrucciones le dicen al LLM que la respuesta se escribe a partir de los tres primeros.",
+                "單次評估提示顯示候選集中最佳的幾個區塊；其餘僅計數。指示會告訴 LLM 回答是根據前三個區塊寫成的。",
+            ),
+        )
         pool_preview_tokens: int = param(
             400, ge=50, le=20_000,
             title=ml("Pool shown when judging (tokens)", "Conjunto mostrado al evaluar (tokens)",
@@ -205,7 +217,8 @@ class AgenticEnsemblePrompt(ConfigObject["AgenticEnsemblePrompt.Params"]):
         pool : sequence of (chunk id, text)
             The pool, best first. Passages are numbered from 1 in that order; each shows at most
             ``pool_preview_characters`` (of a longer passage, the sentences around the one sharing
-            the most words with ``query``, marked "…" where cut), and together at most ``pool_preview_tokens`` (counted by
+            the most words with ``query``, marked "…" where cut); at most ``pool_preview_passages``
+            of them show, together within ``pool_preview_tokens`` (counted by
             ``count_tokens``, the planning model's own count), so a small model's prompt stays
             small; the rest are counted, not shown.
         consulted : sequence of (child, top_k, query)
@@ -262,6 +275,7 @@ class AgenticEnsemblePrompt(ConfigObject["AgenticEnsemblePrompt.Params"]):
                    count_tokens: Callable[[str], int] | None) -> str:
         limit = self.params.pool_preview_characters
         budget = self.params.pool_preview_tokens
+        most = self.params.pool_preview_passages
         count = count_tokens or estimate_tokens
         lines: list[str] = []
         spent = 0
@@ -273,7 +287,7 @@ class AgenticEnsemblePrompt(ConfigObject["AgenticEnsemblePrompt.Params"]):
             line = (f"[{number}] " + ("…" if not flat.startswith(shown) else "") + shown
                     + ("…" if not flat.endswith(shown) else ""))
             cost = count(line)
-            if lines and spent + cost > budget:
+            if lines and (spent + cost > budget or len(lines) == most):
                 lines.append(f"({len(pool) - len(lines)} more passages not shown)")
                 break
             lines.append(line)

@@ -94,6 +94,8 @@ export interface PlanRecord {
   attempts: number;
   dropped: DroppedOperation[];
   fallback: string | null;
+  /** "rule": the question asks one thing and was searched whole by child 0, with no planning call. */
+  decided_by?: "model" | "rule";
   attempt_log?: Attempt[];
 }
 

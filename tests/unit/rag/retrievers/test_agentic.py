@@ -27,13 +27,13 @@ def pairs(operations):
     return [(operation["child"], operation["top_k"]) for operation in operations]
 
 
-def agentic(server, *, max_iters=3, max_chunks=10, trials=3):
+def agentic(server, *, max_iters=3, max_chunks=10, trials=3, **params):
     """Child 0 returns document 1's chunks 0..9; child 1 returns document 2's chunks 0..9."""
     children = [FixedRetriever(top_k=4).plan(*[(1, p) for p in range(10)]),
                 FixedRetriever(top_k=3).plan(*[(2, p) for p in range(10)])]
     llm = OpenAICompatibleLLM(base_url=server.base_url, model="scripted-model", function_calling="tools")
     retriever = AgenticEnsembleRetriever(children=children, llm_model=llm, max_iters=max_iters,
-                                         max_chunks=max_chunks, function_call_max_trials=trials)
+                                         max_chunks=max_chunks, function_call_max_trials=trials, **params)
     documents = make_documents(10, 10)
     for node in [retriever, *children]:
         node.inject_infra(chunks=documents)
@@ -265,7 +265,7 @@ def test_an_operation_without_top_k_uses_the_childs_own(scripted_openai):
     assert [(op["child"], op["top_k"], op["top_k_from"]) for op in second["operations"]] == [(1, 3, "child")]
 
 
-def long_documents(server, *, pool_preview_characters, pool_preview_tokens, text=None):
+def long_documents(server, *, pool_preview_characters, pool_preview_tokens, text=None, **prompt):
     """Child 0 returns eight chunks of document 1, each a long text that starts with its own name
     (``text(position)`` when given)."""
     text = text or (lambda position: f"passage-{position} " + "lorem ipsum dolor " * 30)
@@ -275,7 +275,8 @@ def long_documents(server, *, pool_preview_characters, pool_preview_tokens, text
     llm = OpenAICompatibleLLM(base_url=server.base_url, model="scripted-model", function_calling="tools")
     retriever = AgenticEnsembleRetriever(children=[child], llm_model=llm, prompt={
         "component": "AgenticEnsemblePrompt",
-        "params": {"pool_preview_characters": pool_preview_characters, "pool_preview_tokens": pool_preview_tokens}})
+        "params": {"pool_preview_characters": pool_preview_characters, "pool_preview_tokens": pool_preview_tokens,
+                   **prompt}})
     for node in (retriever, child):
         node.inject_infra(chunks=documents)
     return retriever
@@ -310,10 +311,21 @@ def test_a_long_passage_shows_the_judge_the_sentences_the_question_is_about(scri
     assert pool[0].endswith("…") and all(len(line) <= len("[1] ……") + 120 for line in pool)
 
 
-def test_a_larger_budget_shows_every_pooled_passage(scripted_openai):
+def test_the_judge_is_shown_the_first_three_passages_the_answer_is_written_from(scripted_openai):
     scripted_openai.enqueue(CHAT, verdict(operations=[(0, 8)]))
     scripted_openai.enqueue(CHAT, verdict(sufficient=True))
     run(long_documents(scripted_openai, pool_preview_characters=100, pool_preview_tokens=1000))
+    judged = scripted_openai.requests_to(CHAT)[1].body["messages"][-1]["content"]
+    pool = judged.split("Pool (8 passages of at most 10):\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert [line[:14] for line in pool[:3]] == ["[1] passage-0 ", "[2] passage-1 ", "[3] passage-2 "]
+    assert pool[3:] == ["(5 more passages not shown)"]
+
+
+def test_a_larger_budget_shows_every_pooled_passage(scripted_openai):
+    scripted_openai.enqueue(CHAT, verdict(operations=[(0, 8)]))
+    scripted_openai.enqueue(CHAT, verdict(sufficient=True))
+    run(long_documents(scripted_openai, pool_preview_characters=100, pool_preview_tokens=1000,
+                       pool_preview_passages=8))
     judged = scripted_openai.requests_to(CHAT)[1].body["messages"][-1]["content"]
     assert "[8] passage-7 " in judged and "not shown" not in judged
 
@@ -437,7 +449,8 @@ def test_a_run_streams_the_plan_judging_and_rounds_as_events(scripted_openai):
     plan = next(event for event in events if event["type"] == "retrieval.plan")
     agentic_node = [event for event in events if event["type"] == "retrieval.node"][-1]["node"]
     assert plan["node_id"] == agentic_node["id"] and plan["class"] == "AgenticEnsembleRetriever"
-    assert plan["plan"] == {"reason": "start", "attempts": 1, "dropped": [], "fallback": None, "operations": [
+    assert plan["plan"] == {"reason": "start", "attempts": 1, "dropped": [], "fallback": None, "decided_by": "model",
+                            "operations": [
         {"child": 0, "top_k": 1, "top_k_from": "model", "query": None, "child_name": "Fixed"}]}
     judging = next(event for event in events if event["type"] == "retrieval.judging")
     assert (judging["node_id"], judging["round"]) == (agentic_node["id"], 1)
@@ -476,3 +489,38 @@ def test_a_judgement_may_search_a_word_it_read_in_the_pool(scripted_openai):
     _, node, _ = run(agentic(scripted_openai, max_iters=2))
     assert [op["query"] for op in node["rounds"][1]["operations"]] == ["d1p0"]
     assert [(drop["query"], drop["code"]) for drop in node["rounds"][0]["dropped"]] == [("lighthouse murals", "off_question")]
+
+
+@pytest.mark.parametrize(("question", "reason"), [
+    ("When was the harbour of Velm built?", "The question asks one thing: Fixed searches it whole."),
+    ("¿Cuándo se construyó el puerto de Velm?", "La pregunta pide una sola cosa: Fijo la busca entera."),
+])
+def test_a_question_that_asks_one_thing_is_searched_whole_by_the_first_child_without_a_plan(
+        scripted_openai, question, reason):
+    scripted_openai.enqueue(CHAT, verdict(operations=[{"child": 1, "query": "harbour Velm"}], reason="more"))
+    scripted_openai.enqueue(CHAT, verdict(sufficient=True))
+    retriever = agentic(scripted_openai, max_iters=3, search_one_part_questions_whole=True)
+    _, node, calls = run(retriever, question)
+    requests = [request.body["messages"][-1]["content"] for request in scripted_openai.requests_to(CHAT)]
+    assert calls == 2 and "Round 1 of at most 3 is done" in requests[0] and not any("Plan the first" in m for m in requests)
+    assert "Already searched:\n- child 0, top_k 4, query: (the whole question)" in requests[0]
+    plan = node["details"]["plan"]
+    assert (plan["reason"], plan["decided_by"], plan["attempts"], plan["attempt_log"]) == (reason, "rule", 0, [])
+    assert [(op["child"], op["top_k"], op["top_k_from"], op["query"]) for op in node["rounds"][0]["operations"]] == [
+        (0, 4, "child", None)]
+    assert [child["query"] for child in node["children"]] == [question, "harbour Velm"]
+
+
+def test_a_question_that_asks_two_things_is_still_planned_by_the_model(scripted_openai):
+    scripted_openai.enqueue(CHAT, verdict(operations=[(1, 2)], reason="two parts"))
+    retriever = agentic(scripted_openai, max_iters=1, search_one_part_questions_whole=True)
+    _, node, calls = run(retriever, "When was the harbour built, and who built it?")
+    assert calls == 1 and "Plan the first searches" in scripted_openai.requests_to(CHAT)[0].body["messages"][-1]["content"]
+    assert (node["details"]["plan"]["decided_by"], pairs(node["rounds"][0]["operations"])) == ("model", [(1, 2)])
+
+
+def test_the_agentic_preset_searches_one_part_questions_whole():
+    from rag.presets import preset
+
+    assert preset("agentic").config()["params"]["search_one_part_questions_whole"] is True
+    assert AgenticEnsembleRetriever.Params.model_fields["search_one_part_questions_whole"].default is False

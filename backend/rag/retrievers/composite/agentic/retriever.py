@@ -20,6 +20,7 @@ from ...dense import DenseEmbeddingRetriever  # noqa: F401  (registers a default
 from ...sparse import BM25Retriever  # noqa: F401  (registers a default child)
 from ..children import search_children
 from .catalog import catalog_row, question_language
+from .parts import asks_several_things
 from .pool import RankingKey, fuse_pool
 from .verdicts import (
     VERDICT_SCHEMA,
@@ -39,7 +40,10 @@ class AgenticEnsembleRetriever(CompositeRetriever["AgenticEnsembleRetriever.Para
 
     1. Plan: one evaluation over the empty pool must choose at least one valid operation
        ``{"child", "top_k"?, "query"?}``. A missing ``top_k`` is the child's own; a missing
-       ``query`` is the user's question, and a query searches one part of it instead.
+       ``query`` is the user's question, and a query searches one part of it instead. With
+       ``search_one_part_questions_whole``, a question that asks one thing
+       (``parts.asks_several_things``) is instead searched whole by the first child at its own
+       ``top_k``, with no call; the plan's ``decided_by`` says "rule" (else "model").
     2. Round r: consult the chosen children, each with its operation's query. The pool fuses
        every ranking so far (``pool.fuse_pool``: children agreeing on one search text rank
        higher, and the search texts take turns, so every part of the question reaches the top);
@@ -115,6 +119,21 @@ class AgenticEnsembleRetriever(CompositeRetriever["AgenticEnsembleRetriever.Para
                 "How many times an unusable verdict is asked again before the fallback.",
                 "Cuántas veces se repite una decisión inservible antes de recurrir a la alternativa.",
                 "無法使用的判斷在採用備援方案前最多重新詢問幾次。",
+            ),
+        )
+        search_one_part_questions_whole: bool = param(
+            False,
+            title=ml("Search one-part questions whole", "Buscar enteras las preguntas de una parte",
+                     "單一部分的問題直接整句搜尋"),
+            description=ml(
+                "A question that asks one thing is searched whole by the first retriever, with no planning "
+                "call, and the LLM judges what it found; only a question that asks several things is planned. "
+                "A small model plans one-part questions worse than one search of them.",
+                "Una pregunta que pide una sola cosa se busca entera con el primer recuperador, sin llamada de "
+                "planificación, y el LLM evalúa lo encontrado; solo se planifica una pregunta que pide varias "
+                "cosas. Un modelo pequeño planifica peor una pregunta de una parte que una búsqueda de ella.",
+                "只問一件事的問題直接由第一個檢索器整句搜尋，不呼叫規劃，再由 LLM 評估結果；只有問多件事的問題才會規劃。"
+                "小型模型為單一部分的問題所做的規劃，不如直接搜尋一次。",
             ),
         )
         prompt: ComponentRef = component_param(
@@ -195,6 +214,31 @@ class AgenticEnsembleRetriever(CompositeRetriever["AgenticEnsembleRetriever.Para
             attempts=[attempt.to_dict() for attempt in attempts],
         )
 
+    def _plan(self, query: str, language: str, consulted: list[OperationKey]) -> tuple[dict[str, Any], list[Any]]:
+        """The LLM's plan for ``query`` (or the fallback: every child at its own top_k) as the trace
+        records it, and its attempt log."""
+        plan = self._evaluate(query, language, [], consulted, round_number=0, planning=True)
+        operations = plan.operations
+        fallback = None
+        if plan.verdict is None:
+            operations = [{"child": index, "top_k": child.default_top_k, "top_k_from": "child", "query": None}
+                          for index, child in enumerate(self.children)]
+            fallback = (f"planning failed after {len(plan.attempts)} attempt(s); "
+                        "consulting every child at its own top_k")
+        record = {"reason": plan.verdict["reason"] if plan.verdict else None,
+                  "operations": self._named(operations, language), "attempts": len(plan.attempts),
+                  "dropped": plan.dropped, "fallback": fallback, "decided_by": "model"}
+        return record, plan.attempts
+
+    def _whole_question_plan(self, language: str) -> dict[str, Any]:
+        """Round 1 of a question that asks one thing, as the trace records a plan: the first child
+        searches the whole question at its own top_k."""
+        whole = self._named([{"child": 0, "top_k": self.children[0].default_top_k, "top_k_from": "child",
+                              "query": None}], language)
+        reason = ONE_PART_REASON.get(language, ONE_PART_REASON["en"]).format(child=whole[0]["child_name"])
+        return {"reason": reason, "operations": whole, "attempts": 0, "dropped": [], "fallback": None,
+                "decided_by": "rule"}
+
     def _named(self, operations: list[dict[str, Any]], language: str) -> list[dict[str, Any]]:
         """``operations`` with each child's name in the question's language, for the trace and the live view."""
         catalog = self.catalog(language)
@@ -217,19 +261,13 @@ class AgenticEnsembleRetriever(CompositeRetriever["AgenticEnsembleRetriever.Para
         pool: list[Hit] = []
         consulted: list[OperationKey] = []
 
-        plan = self._evaluate(query, language, [], consulted, round_number=0, planning=True)
-        operations = plan.operations
-        fallback = None
-        if plan.verdict is None:
-            operations = [{"child": index, "top_k": child.default_top_k, "top_k_from": "child", "query": None}
-                          for index, child in enumerate(self.children)]
-            fallback = (f"planning failed after {len(plan.attempts)} attempt(s); "
-                        "consulting every child at its own top_k")
-        operations = self._named(operations, language)
-        plan_record: dict[str, Any] = {"reason": plan.verdict["reason"] if plan.verdict else None,
-                                       "operations": operations, "attempts": len(plan.attempts),
-                                       "dropped": plan.dropped, "fallback": fallback}
-        node.details["plan"] = {**plan_record, "language": language, "attempt_log": plan.attempts}
+        attempt_log: list[Any] = []
+        if self.params.search_one_part_questions_whole and not asks_several_things(query, language):
+            plan_record = self._whole_question_plan(language)
+        else:
+            plan_record, attempt_log = self._plan(query, language, consulted)
+        operations = plan_record["operations"]
+        node.details["plan"] = {**plan_record, "language": language, "attempt_log": attempt_log}
         if recorder is not None:
             recorder.plan_decided(node, plan_record)
 
@@ -279,6 +317,15 @@ class AgenticEnsembleRetriever(CompositeRetriever["AgenticEnsembleRetriever.Para
             if stop:
                 break
         return pool
+
+
+ONE_PART_REASON = {
+    "en": "The question asks one thing: {child} searches it whole.",
+    "es": "La pregunta pide una sola cosa: {child} la busca entera.",
+    "zh-Hant": "問題只問一件事：由{child}搜尋整個問題。",
+    "zh-Hans": "问题只问一件事：由{child}搜索整个问题。",
+}
+"""The plan's reason when the question asks one thing, in the question's language."""
 
 
 def _json_value(value: Any) -> Any:
