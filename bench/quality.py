@@ -29,7 +29,7 @@ for Spanish and Chinese (the knowledge-base defaults); document vectors are cach
   queries for the agentic tree and ``--llm-queries`` (10) for the re-ranker, fewer when the
   wall-time budget (``--budget-min``) runs out — what is left of it after the fast presets goes two thirds
   to the agentic tree, one third to the re-ranker, split over the datasets; their row also gives
-  hybrid's nDCG@10 on the same queries.
+  hybrid's nDCG@10 on the same queries and the paired test against it.
 * **SciFact**: the published BEIR figures (BM25 0.665; BM25 + ms-marco-MiniLM-L-6-v2 cross-encoder
   0.688 nDCG@10) for reference; no local cross-encoder weights ship, so the latter is not rerun.
 """
@@ -122,15 +122,16 @@ def from_pipeline(result: dict, **extra) -> dict:
                      planned=result["planned_queries"], **extra)
 
 
-def against_before(hybrid: dict, before: dict) -> str:
-    """The paired test of today's Hybrid against the one before, on every query and on each half
-    (odd and even positions), so a gain that only one half of the queries shows is visible."""
-    ours = {row["query_id"]: row["ndcg@10"] for row in hybrid["per_query"]}
-    theirs = {row["query_id"]: row["ndcg@10"] for row in before["per_query"]}
+def paired(ours_result: dict, theirs_result: dict, label: str) -> str:
+    """The paired nDCG@10 test of one run against another on the queries both ran, and the
+    difference on each half of them (odd and even positions), so a gain that only one half of the
+    queries shows is visible: ``label`` names the other run ("vs before", "vs hybrid")."""
+    ours = {row["query_id"]: row["ndcg@10"] for row in ours_result["per_query"]}
+    theirs = {row["query_id"]: row["ndcg@10"] for row in theirs_result["per_query"]}
     ids = [query_id for query_id in ours if query_id in theirs]
     test = compare_paired([ours[i] for i in ids], [theirs[i] for i in ids])
     halves = [mean(ours[i] - theirs[i] for i in ids[start::2]) for start in (0, 1)]
-    return (f"vs before: Δ {test['difference']:+.3f} [{test['ci'][0]:+.3f}, {test['ci'][1]:+.3f}], "
+    return (f"{label}: Δ {test['difference']:+.3f} [{test['ci'][0]:+.3f}, {test['ci'][1]:+.3f}], "
             f"p {test['p_randomization']:.3f}; halves Δ {halves[0]:+.3f} / {halves[1]:+.3f}")
 
 
@@ -217,7 +218,7 @@ def main() -> int:
                                    corpus, options=RunOptions(depth=100, resamples=1000))
         rows.append(from_pipeline(before))
         hybrid_row = next(row for row in rows if row.get("name") == "hybrid")
-        hybrid_row["notes"] = against_before(results["hybrid"], before)
+        hybrid_row["notes"] = paired(results["hybrid"], before, "vs before")
         print(f"  {'before':10} nDCG@10 {before['metrics']['ndcg@10']:.3f}; hybrid {hybrid_row['notes']}", flush=True)
         embedded[name] = corpus.infra["persistence"].embedded
         sections.append({"name": name, "rows": rows, "hybrid": results["hybrid"]})
@@ -257,10 +258,11 @@ def main() -> int:
         ran = {row["query_id"] for row in result["per_query"]}
         hybrid = mean(row["ndcg@10"] for row in section["hybrid"]["per_query"] if row["query_id"] in ran)
         planner = f"; planner {args.planner}" if preset == "agentic" and args.planner else ""
-        section["rows"].append(from_pipeline(result, notes=f"first {len(ran)} queries; hybrid on them: {hybrid:.3f}"
-                                                            + planner))
+        against = paired(result, section["hybrid"], "vs hybrid") if ran else "nothing ran"
+        section["rows"].append(from_pipeline(result, notes=f"first {len(ran)} queries; hybrid on them: {hybrid:.3f}; "
+                                                            f"{against}{planner}"))
         print(f"  {section['name']}/{preset}: {len(ran)} queries, nDCG@10 {result['metrics']['ndcg@10']:.3f} "
-              f"(hybrid {hybrid:.3f}), {wall_s():.0f} s so far", flush=True)
+              f"(hybrid {hybrid:.3f}; {against}), {wall_s():.0f} s so far", flush=True)
 
     total = wall_s()
     cached = all(entry.get("cached") for models in embedded.values() for entry in models.values())
@@ -284,7 +286,7 @@ def main() -> int:
         f"0.5B{f' (the agentic tree plans with {args.planner})' if args.planner else ''} on {', '.join(sorted(llm_datasets)) or 'every dataset'} only: the agentic tree on the first "
         f"{args.agentic_queries} queries, the re-ranker on the first {args.llm_queries} (fewer when the "
         f"{args.budget_min:g}-minute budget ran short), so compare them with the hybrid figure on the same "
-        "queries in their notes, not with the full-set rows. The hybrid preset adds its children's min–max "
+        "queries in their notes (with the paired difference against it), not with the full-set rows. The hybrid preset adds its children's min–max "
         "normalised scores over their top 100 each; the row before it is the Hybrid preset until 2026-12-03, "
         "the same tree with its BM25 child counting words as written, and the hybrid row's notes give the "
         "paired difference (bootstrap 95% CI, randomisation p) and the difference on each half of the queries "
