@@ -256,13 +256,16 @@ def main() -> int:
         result = evaluate_pipeline(subset, PipelineSpec(preset, config), corpus,
                                    options=RunOptions(depth=100, resamples=1000, max_seconds=share))
         ran = {row["query_id"] for row in result["per_query"]}
-        hybrid = mean(row["ndcg@10"] for row in section["hybrid"]["per_query"] if row["query_id"] in ran)
         planner = f"; planner {args.planner}" if preset == "agentic" and args.planner else ""
-        against = paired(result, section["hybrid"], "vs hybrid") if ran else "nothing ran"
-        section["rows"].append(from_pipeline(result, notes=f"first {len(ran)} queries; hybrid on them: {hybrid:.3f}; "
-                                                            f"{against}{planner}"))
+        if ran:
+            hybrid = mean(row["ndcg@10"] for row in section["hybrid"]["per_query"] if row["query_id"] in ran)
+            notes = f"first {len(ran)} queries; hybrid on them: {hybrid:.3f}; " \
+                    f"{paired(result, section['hybrid'], 'vs hybrid')}{planner}"
+        else:
+            notes = "no query finished within the time budget" + planner
+        section["rows"].append(from_pipeline(result, notes=notes))
         print(f"  {section['name']}/{preset}: {len(ran)} queries, nDCG@10 {result['metrics']['ndcg@10']:.3f} "
-              f"(hybrid {hybrid:.3f}; {against}), {wall_s():.0f} s so far", flush=True)
+              f"({notes}), {wall_s():.0f} s so far", flush=True)
 
     total = wall_s()
     cached = all(entry.get("cached") for models in embedded.values() for entry in models.values())
