@@ -171,7 +171,7 @@ function PlanView({ plan, childNames }: { plan: PlanRecord; childNames: string[]
       {plan.reason && <p className="plan__reason">{plan.reason}</p>}
       <p className={`verdict__attempts${plan.attempts > 1 ? " verdict__attempts--retried" : ""}`}>
         {plan.attempts > 1 && <RotateCcw aria-hidden="true" size={13} />}
-        {plan.attempts > 1 ? t("trace.retriedAttempts", { attempts }) : attempts}
+        {plan.decided_by === "rule" ? t("trace.planByRule") : plan.attempts > 1 ? t("trace.retriedAttempts", { attempts }) : attempts}
       </p>
       {plan.dropped.length > 0 && <DroppedList dropped={plan.dropped} childNames={childNames} />}
       {plan.fallback && <FallbackNote kind="plan" attempts={plan.attempts} />}

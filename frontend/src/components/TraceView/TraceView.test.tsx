@@ -1,7 +1,7 @@
 import { cleanup, fireEvent, render, screen, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 
-import type { ChatMessage, ServerEvent, StrategyTrace } from "../../api/chat";
+import type { ChatMessage, ServerEvent, StrategyTrace, TraceNode } from "../../api/chat";
 import agentic from "./fixtures/agentic.json";
 import budget from "./fixtures/budget.json";
 import crag from "./fixtures/crag.json";
@@ -97,6 +97,20 @@ describe("TraceView, from stored traces", () => {
     expect(within(node).getAllByTestId("chart-bar")).toHaveLength(3);
     expect(within(node).getAllByTestId("chart-point")).toHaveLength(3);
     expect(within(node).getByText("3 retrievers consulted")).toBeInTheDocument();
+  });
+
+  it("says a plan made by the one-part rule took no LLM call, instead of counting 0 attempts", () => {
+    const fixture = structuredClone(agentic) as unknown as Fixture;
+    const node = (fixture.message.trace as StrategyTrace).steps[0]!.node as TraceNode;
+    const rule = { ...node.rounds[0]!.plan!, reason: "The question asks one thing: Fusion (ensemble) searches it whole.",
+      attempts: 0, dropped: [], attempt_log: [], decided_by: "rule" as const };
+    node.rounds[0]!.plan = rule;
+    node.details = { ...node.details, plan: rule };
+    stored(fixture);
+    const panel = within(screen.getByRole("region", { name: "AgenticEnsembleRetriever (n1)" })).getByRole("tabpanel");
+    expect(panel).toHaveTextContent("The question asks one thing: Fusion (ensemble) searches it whole.");
+    expect(within(panel).getByText("Decided without an LLM call")).toBeInTheDocument();
+    expect(within(panel).queryByText("0 attempts")).not.toBeInTheDocument();
   });
 
   it("shows CRAG's ambiguous branch, why it was taken, and the verdict on each chunk", () => {
