@@ -200,12 +200,14 @@ PRESETS: tuple[Preset, ...] = (
            "由 LLM 逐輪規劃要詢問哪些檢索器，直到區塊足以回答問題。"),
         "brain-circuit",
         # The Hybrid tree first (the catalog calls it a fusion, good at both kinds of match), then
-        # keyword and dense alone, so a plan can give each part of a question its own search. A
-        # question that asks one thing is searched whole by the Hybrid tree: the 0.5B's plans for
-        # such questions searched rewordings that ranked below it.
+        # keyword and dense alone, so a judgement can send a missing part to another kind of
+        # search. Round 1 is read from the question's clauses, not planned: a question that asks
+        # one thing is searched whole by the Hybrid tree, and each part of one that asks several
+        # is searched on its own. The 0.5B's plans searched rewordings and fragments that ranked
+        # below both (bench/README.md, agentic.py).
         ref("AgenticEnsembleRetriever", children=[_hybrid(), ref("BM25Retriever", top_k=10),
                                                   ref("DenseEmbeddingRetriever", top_k=10)],
-            search_one_part_questions_whole=True),
+            search_one_part_questions_whole=True, search_question_parts_separately=True),
     ),
 )
 

@@ -519,8 +519,40 @@ def test_a_question_that_asks_two_things_is_still_planned_by_the_model(scripted_
     assert (node["details"]["plan"]["decided_by"], pairs(node["rounds"][0]["operations"])) == ("model", [(1, 2)])
 
 
-def test_the_agentic_preset_searches_one_part_questions_whole():
+@pytest.mark.parametrize(("question", "parts", "reason"), [
+    ("When was the harbour of Velm built, and who designed the lighthouse?",
+     ["When was the harbour of Velm built", "who designed the lighthouse"],
+     "The question asks 2 things: Fixed searches each on its own."),
+    ("¿Cuándo se construyó el puerto de Velm y quién diseñó el faro?",
+     ["Cuándo se construyó el puerto de Velm", "quién diseñó el faro"],
+     "La pregunta pide 2 cosas: Fijo busca cada una por separado."),
+])
+def test_each_part_of_a_question_that_asks_several_things_is_searched_by_the_first_child_without_a_plan(
+        scripted_openai, question, parts, reason):
+    scripted_openai.enqueue(CHAT, verdict(operations=[{"child": 1, "query": "lighthouse Velm"}], reason="more"))
+    scripted_openai.enqueue(CHAT, verdict(sufficient=True))
+    retriever = agentic(scripted_openai, max_iters=3, search_question_parts_separately=True)
+    _, node, calls = run(retriever, question)
+    requests = [request.body["messages"][-1]["content"] for request in scripted_openai.requests_to(CHAT)]
+    assert calls == 2 and "Round 1 of at most 3 is done" in requests[0] and not any("Plan the first" in m for m in requests)
+    assert "".join(f'- child 0, top_k 4, query: "{part.casefold()}"\n' for part in parts) in requests[0]
+    plan = node["details"]["plan"]
+    assert (plan["reason"], plan["decided_by"], plan["attempts"]) == (reason, "rule", 0)
+    assert [(op["child"], op["top_k"], op["top_k_from"], op["query"]) for op in node["rounds"][0]["operations"]] == [
+        (0, 4, "child", part) for part in parts]
+    assert [child["query"] for child in node["children"]] == [*parts, "lighthouse Velm"]
+
+
+def test_a_question_that_asks_one_thing_is_planned_by_the_model_when_only_parts_are_searched_by_rule(scripted_openai):
+    scripted_openai.enqueue(CHAT, verdict(operations=[(1, 2)], reason="one part"))
+    retriever = agentic(scripted_openai, max_iters=1, search_question_parts_separately=True)
+    _, node, calls = run(retriever, "When was the harbour of Velm built?")
+    assert calls == 1 and node["details"]["plan"]["decided_by"] == "model"
+
+
+@pytest.mark.parametrize("rule", ["search_one_part_questions_whole", "search_question_parts_separately"])
+def test_the_agentic_preset_reads_round_one_from_the_question_and_the_default_plans_it(rule):
     from rag.presets import preset
 
-    assert preset("agentic").config()["params"]["search_one_part_questions_whole"] is True
-    assert AgenticEnsembleRetriever.Params.model_fields["search_one_part_questions_whole"].default is False
+    assert preset("agentic").config()["params"][rule] is True
+    assert AgenticEnsembleRetriever.Params.model_fields[rule].default is False

@@ -38,23 +38,65 @@ _ZH_OPEN_END = re.compile(r"(?<![認认以成作])(?:是|為|为)$")
 _ENDS = "?？。.!！ \t\n"
 
 
-def asks_several_things(question: str, language: str) -> bool:
-    """Whether ``question`` (in ``language``: en, es, zh-Hant, zh-Hans) asks more than one thing:
-    it holds a question mark before its end, or two of its clauses each hold an interrogative word.
+def question_parts(question: str, language: str) -> list[str]:
+    """The things ``question`` (in ``language``: en, es, zh-Hant, zh-Hans) asks, each as the words
+    that ask it; ``[question]`` when it asks one thing.
 
-    A language without rules is read by the English ones; a question with no interrogative word
-    (a claim, a keyword query) asks one thing.
+    It asks several things when it holds a question mark before its end (each sentence is a part)
+    or when two of its clauses each hold an interrogative word. A part runs from one asking clause
+    to the next: in English and Spanish the interrogative opens its clause, so a part starts there
+    ("¿Qué fuerza actúa sobre una carga | y cuántos cuerpos exhumó…?"); in Chinese it ends the
+    clause, so a part ends there ("…會導致什麼，| 以及在蒸汽渦輪中，轉子安裝在什麼東西上？"). The
+    joining words and marks between two parts belong to neither. A language without rules is read
+    by the English ones; a question with no interrogative word (a claim, a keyword query) asks one
+    thing.
     """
     family = "zh" if language.startswith("zh") else language if language in _INTERROGATIVES else "en"
     body = question.strip().rstrip(_ENDS)
     if _QUESTION_MARK.search(body):
-        return True
-    clauses = _CLAUSE_BREAKS[family].split(body)
+        sentences = [match.group(0).strip() for match in re.finditer(r"[^?？]+[?？]?", question.strip())]
+        return [sentence for sentence in sentences if sentence.strip(_ENDS + "¿")] or [question]
+    breaks = list(_CLAUSE_BREAKS[family].finditer(body))
+    starts = [0, *(found.end() for found in breaks)]
+    ends = [*(found.start() for found in breaks), len(body)]
+    clauses = [body[start:end].strip() for start, end in zip(starts, ends, strict=True)]
+    asking = [_asks(clause, family) for clause in clauses]
+    if sum(asking) < 2:
+        return [question]
+    asking_at = [index for index, asks in enumerate(asking) if asks]
+    if family == "zh":
+        # A part ends with its asking clause; clauses after the last one belong to it.
+        cuts = [(asking_at[0] if number == 0 else asking_at[number - 1] + 1,
+                 len(clauses) - 1 if number == len(asking_at) - 1 else index)
+                for number, index in enumerate(asking_at)]
+    else:
+        # A part opens with its asking clause; clauses before the first one belong to it.
+        cuts = [(0 if number == 0 else index,
+                 asking_at[number + 1] - 1 if number + 1 < len(asking_at) else len(clauses) - 1)
+                for number, index in enumerate(asking_at)]
+    if family == "zh":
+        cuts[0] = (0, cuts[0][1])
+    parts = [_trimmed(body[starts[first]:ends[last]], family) for first, last in cuts]
+    return parts if all(parts) else [question]
+
+
+def asks_several_things(question: str, language: str) -> bool:
+    """Whether ``question`` asks more than one thing (``question_parts`` finds two or more)."""
+    return len(question_parts(question, language)) >= 2
+
+
+def _trimmed(part: str, family: str) -> str:
+    """``part`` without the joining words and marks at its edges ("以及", "y", "¿")."""
+    joiner = _CLAUSE_BREAKS[family].pattern
+    part = re.sub(rf"^(?:\s|¿|{joiner})+", "", part, flags=_CLAUSE_BREAKS[family].flags)
+    return re.sub(rf"(?:\s|{joiner})+$", "", part, flags=_CLAUSE_BREAKS[family].flags)
+
+
+def _asks(clause: str, family: str) -> bool:
     if family == "en":
         # English relatives are the interrogatives ("the forces which affect flutter"): a clause
         # asks when one opens it, after at most a preposition and an article ("and in which year").
-        clauses = [" ".join(clause.split()[:3]) for clause in clauses]
-    asking = [bool(_INTERROGATIVES[family].search(clause.strip())) for clause in clauses]
-    if family == "zh":
-        asking = [asks or bool(_ZH_OPEN_END.search(clause.strip())) for asks, clause in zip(asking, clauses, strict=True)]
-    return sum(asking) >= 2
+        clause = " ".join(clause.split()[:3])
+    if _INTERROGATIVES[family].search(clause):
+        return True
+    return family == "zh" and bool(_ZH_OPEN_END.search(clause))

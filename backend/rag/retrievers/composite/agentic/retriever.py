@@ -20,7 +20,7 @@ from ...dense import DenseEmbeddingRetriever  # noqa: F401  (registers a default
 from ...sparse import BM25Retriever  # noqa: F401  (registers a default child)
 from ..children import search_children
 from .catalog import catalog_row, question_language
-from .parts import asks_several_things
+from .parts import question_parts
 from .pool import RankingKey, fuse_pool
 from .verdicts import (
     VERDICT_SCHEMA,
@@ -43,7 +43,10 @@ class AgenticEnsembleRetriever(CompositeRetriever["AgenticEnsembleRetriever.Para
        ``query`` is the user's question, and a query searches one part of it instead. With
        ``search_one_part_questions_whole``, a question that asks one thing
        (``parts.asks_several_things``) is instead searched whole by the first child at its own
-       ``top_k``, with no call; the plan's ``decided_by`` says "rule" (else "model").
+       ``top_k``, with no call; with ``search_question_parts_separately``, a question that asks
+       several things has each part (``parts.question_parts``, in the question's own words)
+       searched by the first child at its own ``top_k``, with no call. The plan's ``decided_by``
+       says "rule" when either rule made it, else "model".
     2. Round r: consult the chosen children, each with its operation's query. The pool fuses
        every ranking so far (``pool.fuse_pool``: children agreeing on one search text rank
        higher, and the search texts take turns, so every part of the question reaches the top);
@@ -136,6 +139,25 @@ class AgenticEnsembleRetriever(CompositeRetriever["AgenticEnsembleRetriever.Para
                 "小型模型為單一部分的問題所做的規劃，不如直接搜尋一次。",
             ),
         )
+        search_question_parts_separately: bool = param(
+            False,
+            title=ml("Search each part of a question on its own", "Buscar por separado cada parte de la pregunta",
+                     "問題的每個部分分別搜尋"),
+            description=ml(
+                "A question that asks several things, read from its clauses (\"When did it open, and who painted "
+                "it?\"), is searched part by part by the first retriever, each part in the question's own words, "
+                "with no planning call; the LLM judges what they found and chooses any further searches. A small "
+                "model's own plans search fragments of the parts and miss one part's passages more often.",
+                "Una pregunta que pide varias cosas, según sus cláusulas (\"¿Cuándo se inauguró y quién lo "
+                "pintó?\"), se busca parte por parte con el primer recuperador, cada parte con las palabras de la "
+                "pregunta, sin llamada de planificación; el LLM evalúa lo encontrado y elige las búsquedas "
+                "siguientes. Los planes de un modelo pequeño buscan fragmentos de las partes y pierden más a "
+                "menudo los pasajes de una de ellas.",
+                "依子句判斷問了多件事的問題（「它何時啟用，壁畫是誰畫的？」），由第一個檢索器逐部分搜尋，每個部分使用問題"
+                "本身的文字，不呼叫規劃；再由 LLM 評估結果並決定後續搜尋。小型模型自行規劃時只搜尋部分的片段，較常漏掉"
+                "某一部分的段落。",
+            ),
+        )
         prompt: ComponentRef = component_param(
             "prompt", default=ref("AgenticEnsemblePrompt"),
             title=ml("Prompt", "Prompt", "提示詞"),
@@ -221,8 +243,7 @@ class AgenticEnsembleRetriever(CompositeRetriever["AgenticEnsembleRetriever.Para
         operations = plan.operations
         fallback = None
         if plan.verdict is None:
-            operations = [{"child": index, "top_k": child.default_top_k, "top_k_from": "child", "query": None}
-                          for index, child in enumerate(self.children)]
+            operations = [self._own_size(index, None) for index in range(len(self.children))]
             fallback = (f"planning failed after {len(plan.attempts)} attempt(s); "
                         "consulting every child at its own top_k")
         record = {"reason": plan.verdict["reason"] if plan.verdict else None,
@@ -230,14 +251,19 @@ class AgenticEnsembleRetriever(CompositeRetriever["AgenticEnsembleRetriever.Para
                   "dropped": plan.dropped, "fallback": fallback, "decided_by": "model"}
         return record, plan.attempts
 
-    def _whole_question_plan(self, language: str) -> dict[str, Any]:
-        """Round 1 of a question that asks one thing, as the trace records a plan: the first child
-        searches the whole question at its own top_k."""
-        whole = self._named([{"child": 0, "top_k": self.children[0].default_top_k, "top_k_from": "child",
-                              "query": None}], language)
-        reason = ONE_PART_REASON.get(language, ONE_PART_REASON["en"]).format(child=whole[0]["child_name"])
-        return {"reason": reason, "operations": whole, "attempts": 0, "dropped": [], "fallback": None,
+    def _rule_plan(self, parts: list[str], language: str) -> dict[str, Any]:
+        """Round 1 read from the question's ``parts``, as the trace records a plan: the first child
+        searches the whole question (one part) or each part (several) at its own top_k."""
+        queries: list[str | None] = [None] if len(parts) == 1 else list(parts)
+        operations = self._named([self._own_size(0, query) for query in queries], language)
+        reasons = ONE_PART_REASON if len(parts) == 1 else PARTS_REASON
+        reason = reasons.get(language, reasons["en"]).format(child=operations[0]["child_name"], count=len(parts))
+        return {"reason": reason, "operations": operations, "attempts": 0, "dropped": [], "fallback": None,
                 "decided_by": "rule"}
+
+    def _own_size(self, child: int, query: str | None) -> dict[str, Any]:
+        """An operation asking ``child`` for its own number of results."""
+        return {"child": child, "top_k": self.children[child].default_top_k, "top_k_from": "child", "query": query}
 
     def _named(self, operations: list[dict[str, Any]], language: str) -> list[dict[str, Any]]:
         """``operations`` with each child's name in the question's language, for the trace and the live view."""
@@ -262,8 +288,10 @@ class AgenticEnsembleRetriever(CompositeRetriever["AgenticEnsembleRetriever.Para
         consulted: list[OperationKey] = []
 
         attempt_log: list[Any] = []
-        if self.params.search_one_part_questions_whole and not asks_several_things(query, language):
-            plan_record = self._whole_question_plan(language)
+        parts = list(dict.fromkeys(question_parts(query, language)))
+        if (self.params.search_one_part_questions_whole if len(parts) == 1
+                else self.params.search_question_parts_separately):
+            plan_record = self._rule_plan(parts, language)
         else:
             plan_record, attempt_log = self._plan(query, language, consulted)
         operations = plan_record["operations"]
@@ -326,6 +354,14 @@ ONE_PART_REASON = {
     "zh-Hans": "问题只问一件事：由{child}搜索整个问题。",
 }
 """The plan's reason when the question asks one thing, in the question's language."""
+
+PARTS_REASON = {
+    "en": "The question asks {count} things: {child} searches each on its own.",
+    "es": "La pregunta pide {count} cosas: {child} busca cada una por separado.",
+    "zh-Hant": "問題問了 {count} 件事：由{child}分別搜尋每一件。",
+    "zh-Hans": "问题问了 {count} 件事：由{child}分别搜索每一件。",
+}
+"""The plan's reason when the question asks several things, each searched on its own."""
 
 
 def _json_value(value: Any) -> Any:
