@@ -30,7 +30,10 @@ class RecursiveCharacterChunker(Chunker["RecursiveCharacterChunker.Params"]):
     pieces are merged into chunks of at most ``chunk_size`` characters, each chunk starting
     with up to ``chunk_overlap`` characters of whole pieces from the end of the previous one.
     Text is cut right after a separator's match, so nothing is lost; a piece with no separator
-    left is cut into fixed windows of characters, so no chunk exceeds ``chunk_size``.
+    left is cut into fixed windows of characters, so no chunk exceeds ``chunk_size``. Unlike
+    LangChain's splitter, a piece ending with a colon ("In the builder:") does not end a chunk when
+    what follows does not fit after it: what follows is cut into its finer pieces, which are merged
+    with it.
     """
 
     ICON = "scissors"
@@ -114,21 +117,22 @@ class RecursiveCharacterChunker(Chunker["RecursiveCharacterChunker.Params"]):
 
     def _split(self, text: str, start: int, end: int, separators: list[re.Pattern[str] | None]) -> list[Span]:
         size = self.params.chunk_size
-        cuts: list[int] = []
-        finer: list[re.Pattern[str] | None] = []
-        for index, separator in enumerate(separators):
-            if separator is None:
-                break
-            cuts = sorted({match.end() for match in separator.finditer(text, start, end) if start < match.end() < end})
-            if cuts:
-                finer = separators[index + 1:]
-                break
-        if not cuts:
+        pieces = self._cut(text, start, end, separators)
+        if pieces is None:
             return self._windows(start, end)
-        bounds = [start, *cuts, end]
         chunks: list[Span] = []
         short: list[Span] = []
-        for piece in pairwise(bounds):
+        queue = deque(pieces)
+        while queue:
+            piece, finer = queue.popleft()
+            if short and _leads_in(text, short[-1]) and self._overflows(short, piece):
+                # "In the builder:" introduces the list after it, which does not fit in its chunk:
+                # cut the list into its finer pieces and merge them with the lead-in, so the steps
+                # are not a chunk apart from what says what they are steps of.
+                finer_pieces = self._cut(text, piece[0], piece[1], finer)
+                if finer_pieces is not None:
+                    queue.extendleft(reversed(finer_pieces))
+                    continue
             if piece[1] - piece[0] < size:
                 short.append(piece)
                 continue
@@ -139,6 +143,24 @@ class RecursiveCharacterChunker(Chunker["RecursiveCharacterChunker.Params"]):
         if short:
             chunks.extend(self._merge(short))
         return chunks
+
+    def _overflows(self, pieces: list[Span], piece: Span) -> bool:
+        """Whether ``piece`` does not fit in the chunk that merging ``pieces`` ends with."""
+        last = self._merge(pieces)[-1]
+        return (last[1] - last[0]) + (piece[1] - piece[0]) > self.params.chunk_size
+
+    @staticmethod
+    def _cut(text: str, start: int, end: int, separators: list[re.Pattern[str] | None]
+             ) -> list[tuple[Span, list[re.Pattern[str] | None]]] | None:
+        """``text[start:end]`` cut after every match of the first separator that occurs in it,
+        each piece with the finer separators left for it; None when none occurs."""
+        for index, separator in enumerate(separators):
+            if separator is None:
+                return None
+            cuts = sorted({match.end() for match in separator.finditer(text, start, end) if start < match.end() < end})
+            if cuts:
+                return [(piece, separators[index + 1:]) for piece in pairwise([start, *cuts, end])]
+        return None
 
     def _merge(self, pieces: list[Span]) -> list[Span]:
         """Join contiguous pieces (each shorter than chunk_size) into chunks with overlap."""
@@ -167,3 +189,8 @@ class RecursiveCharacterChunker(Chunker["RecursiveCharacterChunker.Params"]):
             if low + size >= end:
                 break
         return windows
+
+
+def _leads_in(text: str, piece: Span) -> bool:
+    """Whether ``piece`` introduces what follows it: it ends with a colon."""
+    return text[piece[0]:piece[1]].rstrip().endswith((":", "：", "︰"))

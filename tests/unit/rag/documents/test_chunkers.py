@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -162,6 +163,36 @@ def test_piece_longer_than_the_size_is_split_with_finer_separators():
         "Alpha beta gamma delta epsilon",
         "Zeta eta theta iota kappa lambda",
     ]
+
+
+def test_a_lead_in_ending_with_a_colon_stays_with_the_start_of_the_long_list_it_introduces():
+    steps = "\n".join(f"{number}. Step {number} of the recipe here." for number in range(1, 6))
+    chunker = RecursiveCharacterChunker(chunk_size=100, chunk_overlap=0)
+
+    assert chunker.split_text(f"Building a hybrid retriever\n\nIn the builder:\n\n{steps}\n\nDone.") == [
+        "Building a hybrid retriever\n\nIn the builder:\n\n1. Step 1 of the recipe here.",
+        "2. Step 2 of the recipe here.\n3. Step 3 of the recipe here.\n4. Step 4 of the recipe here.",
+        "5. Step 5 of the recipe here.\n\nDone.",
+    ]
+    chinese = "建置步驟：\n\n" + "\n".join(f"第{number}步，照做即可。" for number in range(1, 10))
+    assert RecursiveCharacterChunker(chunk_size=50, chunk_overlap=0).split_text(chinese)[0].startswith(
+        "建置步驟：\n\n第1步")
+    # Without a colon the short paragraph is its own chunk, as before.
+    assert chunker.split_text(f"In the builder.\n\n{steps}")[0] == "In the builder."
+
+
+@pytest.mark.parametrize(("page", "heading", "first_step"), [
+    ("retrievers.md", "How to build a hybrid retriever (BM25 + dense) step by step", "Open Pipelines and choose New pipeline"),
+    ("retrievers.es.md", "Cómo crear un recuperador híbrido (BM25 + denso) paso a paso", "Abre Pipelines y elige Nuevo pipeline"),
+    ("retrievers.zh-Hant.md", "如何建立混合檢索器（BM25 + 稠密）：逐步說明", "開啟流程頁面"),
+])
+def test_the_guides_hybrid_recipe_keeps_its_heading_with_its_first_steps(page, heading, first_step):
+    # The README's first question, "How do I build a hybrid retriever?", finds the heading; the
+    # steps must be in the same chunk for the answer to hold them.
+    guide = Path(__file__).resolve().parents[4] / "docs" / "guide" / page
+    drafts = RecursiveCharacterChunker().split(parse_document(guide.read_bytes(), page).sections)
+    [recipe] = [draft.text for draft in drafts if heading in draft.text]
+    assert first_step in recipe
 
 
 def test_without_the_empty_separator_long_words_are_still_cut():
