@@ -219,15 +219,31 @@ def quoted_terms(text: str, language: str) -> dict[str, int]:
 
 def sentences(answer: str) -> list[tuple[str, list[int]]]:
     """The answer's sentences with the passage numbers each cites (a sentence without a number
-    takes the previous sentence's)."""
+    takes the previous sentence's). Marks standing after a full stop ("… to spanish. [2]") are
+    not a sentence: they end the sentence before them, and cite it and the sentences before it
+    back to the last one with a number of its own."""
+    text = answer.strip()
+    bounds = [0, *(match.end() for match in _SENTENCE.finditer(text)), len(text)]
     found: list[tuple[str, list[int]]] = []
+    starts: list[int] = []
+    own: list[bool] = []
     previous: list[int] = []
-    for sentence in _SENTENCE.split(answer.strip()):
+    for start, end in zip(bounds, bounds[1:], strict=False):
+        sentence = text[start:end]
         if not sentence.strip():
             continue
         cites = cited_numbers(sentence)
-        if not cites and not CITATION_MARK.sub("", sentence).strip(" .。"):
+        if not CITATION_MARK.sub("", sentence).strip(" .。"):
+            if cites and found:
+                found[-1] = (text[starts[-1]:end].strip(), found[-1][1])
+                index = len(found) - 1
+                while index >= 0 and (index == len(found) - 1 or not own[index]):
+                    found[index] = (found[index][0], cites)
+                    index -= 1
+                own[-1], previous = True, cites
             continue
+        starts.append(start)
+        own.append(bool(cites))
         cites = cites or previous
         found.append((sentence.strip(), cites))
         previous = cites

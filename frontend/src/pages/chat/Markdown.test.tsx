@@ -19,6 +19,15 @@ describe("Markdown", () => {
     expect(screen.getByRole("link", { name: "docs" })).toHaveAttribute("href", "https://example.org/a");
   });
 
+  it("keeps underscores inside words as written, and still reads _emphasis_ and __strong__ between words", () => {
+    const { container } = render(
+      <Markdown text={"Add a child: BM25Retriever, top_k 100. For Spanish, set its stop_words to spanish; _only_ __then__ save."} />,
+    );
+    expect(container).toHaveTextContent("top_k 100. For Spanish, set its stop_words to spanish;");
+    expect([...container.querySelectorAll("em")].map((node) => node.textContent)).toEqual(["only"]);
+    expect([...container.querySelectorAll("strong")].map((node) => node.textContent)).toEqual(["then"]);
+  });
+
   it("never renders raw HTML or script links: they stay text", () => {
     const { container } = render(
       <Markdown text={'<img src=x onerror="alert(1)"> <script>alert(2)</script> [click](javascript:alert(3))'} />,

@@ -85,9 +85,10 @@ export function parseBlocks(source: string): Block[] {
   return blocks;
 }
 
-// One alternative per inline form; the first that matches at a position wins.
+// One alternative per inline form; the first that matches at a position wins. Underscores
+// inside a word are not emphasis (CommonMark): answers name settings such as top_k and stop_words.
 const INLINE =
-  /`([^`\n]+)`|\*\*([^*\n]+)\*\*|__([^_\n]+)__|\*([^*\s][^*\n]*)\*|_([^_\s][^_\n]*)_|\[([^\]\n]+)\]\((https?:\/\/[^)\s]+)\)|\[(\d+(?:\s*[,，、]\s*\d+)*)\]|\n/g;
+  /`([^`\n]+)`|\*\*([^*\n]+)\*\*|(?<![\p{L}\p{N}])__([^_\n]+)__(?![\p{L}\p{N}])|\*([^*\s][^*\n]*)\*|(?<![\p{L}\p{N}])_([^_\s][^_\n]*)_(?![\p{L}\p{N}])|\[([^\]\n]+)\]\((https?:\/\/[^)\s]+)\)|\[(\d+(?:\s*[,，、]\s*\d+)*)\]|\n/gu;
 
 function renderInline(text: string, props: MarkdownProps, prefix: string): ReactNode[] {
   const nodes: ReactNode[] = [];

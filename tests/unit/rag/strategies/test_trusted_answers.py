@@ -224,6 +224,33 @@ def test_a_re_pointed_sentence_names_one_passage_and_a_sentence_inheriting_its_m
     assert checked.sentences[0].text == "Rust guarantees memory safety through ownership [1]."
 
 
+@pytest.mark.parametrize(("answer", "expected"), [
+    # The README's question, answered in the chat: the mark after the full stop was read as a
+    # sentence of its own ("[2]"), which held no words and was flagged as unsupported.
+    ("To build one, open Pipelines and choose New pipeline. For Spanish, set its stop_words to spanish. [2]",
+     [("To build one, open Pipelines and choose New pipeline.", [2]),
+      ("For Spanish, set its stop_words to spanish. [2]", [2])]),
+    ("It opened in 1912 [1]. Aurora Vilas painted it. [2]",
+     [("It opened in 1912 [1].", [1]), ("Aurora Vilas painted it. [2]", [2])]),
+    ("龜嶼燈塔於1912年啟用。[1]", [("龜嶼燈塔於1912年啟用。[1]", [1])]),
+    ("It opened in 1912 [1]. It is red.", [("It opened in 1912 [1].", [1]), ("It is red.", [1])]),
+])
+def test_marks_after_the_full_stop_cite_the_sentences_before_them_and_are_no_sentence(answer, expected):
+    assert grounding.sentences(answer) == expected
+
+
+def test_an_answer_whose_mark_follows_its_last_full_stop_is_supported_sentence_by_sentence():
+    passage = ("How to build a hybrid retriever. In the builder: Open Pipelines and choose New pipeline; pick the "
+               "knowledge base. Add a child: BM25Retriever, top_k 100. For Spanish set its vectorizer's stop_words "
+               "to spanish.")
+    answer = ("To build a hybrid retriever, open Pipelines, choose New pipeline and add a child: BM25Retriever, "
+              "top_k 100. For Spanish, set its vectorizer's stop_words to spanish. [2]")
+    checked = grounding.check(answer, "How do I build a hybrid retriever?", ["Retrievers: an overview.", passage],
+                              "en")
+    assert [(sentence.cites, sentence.supported) for sentence in checked.sentences] == [([2], True), ([2], True)]
+    assert grounding.repointed(answer, checked) == answer
+
+
 SHELLEY = ("Tras la masacre de Peterloo de 1819, el poeta Percy Shelley escribió el poema político La máscara de la "
            "anarquía. Es quizás la primera declaración moderna del principio de protesta no violenta. El autor Henry "
            "David Thoreau retomó una versión en su ensayo Desobediencia Civil, y más tarde Gandhi en su doctrina de "

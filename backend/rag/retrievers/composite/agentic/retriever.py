@@ -130,12 +130,14 @@ class AgenticEnsembleRetriever(CompositeRetriever["AgenticEnsembleRetriever.Para
                      "單一部分的問題直接整句搜尋"),
             description=ml(
                 "A question that asks one thing is searched whole by the first retriever, with no planning "
-                "call, and the LLM judges what it found; only a question that asks several things is planned. "
+                "call, and the LLM judges what it found; a question that asks several things is planned (or, with "
+                "\"Search each part of a question on its own\", searched part by part). "
                 "A small model plans one-part questions worse than one search of them.",
                 "Una pregunta que pide una sola cosa se busca entera con el primer recuperador, sin llamada de "
-                "planificación, y el LLM evalúa lo encontrado; solo se planifica una pregunta que pide varias "
-                "cosas. Un modelo pequeño planifica peor una pregunta de una parte que una búsqueda de ella.",
-                "只問一件事的問題直接由第一個檢索器整句搜尋，不呼叫規劃，再由 LLM 評估結果；只有問多件事的問題才會規劃。"
+                "planificación, y el LLM evalúa lo encontrado; una pregunta que pide varias cosas se planifica "
+                "(o, con \"Buscar por separado cada parte de la pregunta\", se busca parte por parte). Un "
+                "modelo pequeño planifica peor una pregunta de una parte que una búsqueda de ella.",
+                "只問一件事的問題直接由第一個檢索器整句搜尋，不呼叫規劃，再由 LLM 評估結果；問多件事的問題才會規劃（或在開啟「問題的每個部分分別搜尋」時逐部分搜尋）。"
                 "小型模型為單一部分的問題所做的規劃，不如直接搜尋一次。",
             ),
         )
