@@ -34,7 +34,7 @@ const QUESTION: ChatMessage = {
 };
 
 function setup(options: { stored?: () => ChatMessage[]; conversations?: Conversation[]; pipelines?: PipelineSummary[];
-  saved?: Promise<void>; relisted?: Promise<void> } = {}) {
+  saved?: Promise<void>; relisted?: Promise<void>; ask?: () => Response } = {}) {
   let conversations = options.conversations ?? [conversation()];
   let listings = 0;
   const stored = options.stored ?? (() => []);
@@ -67,8 +67,8 @@ function setup(options: { stored?: () => ChatMessage[]; conversations?: Conversa
       conversations = conversations.filter((item) => item.id !== 7);
       return new Response(null, { status: 204 });
     },
-    "POST /api/v1/conversations/7/ask/": () =>
-      jsonResponse({ message_id: 2, answer: fixture.message.text, citations: fixture.message.citations, trace: fixture.message.trace }),
+    "POST /api/v1/conversations/7/ask/": options.ask ?? (() =>
+      jsonResponse({ message_id: 2, answer: fixture.message.text, citations: fixture.message.citations, trace: fixture.message.trace })),
   });
   return api;
 }
@@ -161,7 +161,7 @@ describe("ChatPage", () => {
     fireEvent.change(screen.getByLabelText("Pipeline"), { target: { value: "3" } });
     expect(screen.getByLabelText<HTMLSelectElement>("Pipeline").value).toBe("3");
     ask("What is fusion?");
-    expect(socket.sent).toEqual([{ type: "ask", question: "What is fusion?", pipeline_id: 3 }]);
+    await waitFor(() => expect(socket.sent).toEqual([{ type: "ask", question: "What is fusion?", pipeline_id: 3 }]));
     save();
     await waitFor(() => expect(screen.getByLabelText<HTMLSelectElement>("Pipeline").value).toBe("3"));
   });
@@ -197,7 +197,7 @@ describe("ChatPage", () => {
     expect(screen.getByText("Live")).toBeInTheDocument();
 
     ask(fixture.question);
-    expect(socket.sent).toEqual([{ type: "ask", question: fixture.question, pipeline_id: 1 }]);
+    await waitFor(() => expect(socket.sent).toEqual([{ type: "ask", question: fixture.question, pipeline_id: 1 }]));
     expect(screen.getByText(fixture.question, { selector: ".bubble__text" })).toBeInTheDocument();
 
     const types = fixture.events.map((event) => event.type);
@@ -353,6 +353,7 @@ describe("ChatPage", () => {
     const socket = await openConversation();
     socket.open();
     ask("Tell me everything");
+    await waitFor(() => expect(socket.sent).toHaveLength(1));
     socket.receive({ type: "run.started", message_id: 2, question_message_id: 1, pipeline_id: 1 });
     socket.receive({ type: "generation.delta", text: "The LLM plans" });
     fireEvent.click(screen.getByRole("button", { name: "Stop" }));
@@ -459,6 +460,44 @@ describe("ChatPage", () => {
 
     fireEvent.click(screen.getByRole("button", { name: "Ask again" }));
     await waitFor(() => expect(api.mock.calls.filter(([url]) => String(url).endsWith("/ask/"))).toHaveLength(2));
+  });
+
+  it("asks a question typed while the socket connects once it opens, so its rounds show live", async () => {
+    const api = setup();
+    const socket = await openConversation();
+    ask("What is fusion?");
+    // Shown at once as being asked; neither sent nor asked over REST while the socket connects.
+    expect(await screen.findByRole("listitem", { name: "Answer" })).toBeInTheDocument();
+    expect(socket.sent).toEqual([]);
+    expect(screen.queryByRole("button", { name: "Ask" })).not.toBeInTheDocument();
+    socket.open();
+    await waitFor(() => expect(socket.sent).toEqual([{ type: "ask", question: "What is fusion?", pipeline_id: 1 }]));
+    expect(api.mock.calls.some(([url]) => String(url).endsWith("/ask/"))).toBe(false);
+  });
+
+  it("withdraws a question still waiting for the socket when Stop is pressed, and gives it back", async () => {
+    const api = setup();
+    const socket = await openConversation();
+    ask("What is fusion?");
+    fireEvent.click(await screen.findByRole("button", { name: "Stop" }));
+    expect(screen.getByLabelText("Your question")).toHaveValue("What is fusion?");
+    expect(screen.queryByRole("listitem", { name: "Answer" })).not.toBeInTheDocument();
+    socket.open();
+    await waitFor(() => expect(screen.getByText("Live")).toBeInTheDocument());
+    expect(socket.sent).toEqual([]);
+    expect(api.mock.calls.some(([url]) => String(url).endsWith("/ask/"))).toBe(false);
+  });
+
+  it("asks over REST when the first connection fails while a question waits, and gives back a refused one", async () => {
+    const api = setup({ ask: () =>
+      jsonResponse({ detail: "You already have 2 answers being written: wait for one to finish." }, 429) });
+    const socket = await openConversation();
+    ask("What is fusion?");
+    socket.drop();
+    expect(await screen.findByText("You already have 2 answers being written: wait for one to finish.")).toBeInTheDocument();
+    expect(api.mock.calls.filter(([url]) => String(url).endsWith("/ask/"))).toHaveLength(1);
+    expect(screen.getByLabelText("Your question")).toHaveValue("What is fusion?");
+    expect(screen.queryByRole("listitem", { name: "Answer" })).not.toBeInTheDocument();
   });
 
   it("refuses to ask a pipeline that is not ready and says what it waits for", async () => {

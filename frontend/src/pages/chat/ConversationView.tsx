@@ -119,6 +119,8 @@ export function ConversationView({ conversation, pipelines, onSwitchPipeline, on
   activity.current = onActivity;
   /** The question this tab asked and the server has not started yet. */
   const asked = useRef<string | null>(null);
+  /** A question asked while the socket was still connecting, not sent yet: Stop withdraws it. */
+  const unsent = useRef<string | null>(null);
 
   /** The pipeline just picked, until the server has saved it (or refused): a question asked
    * meanwhile goes to this one, not to the one the conversation had. */
@@ -202,20 +204,37 @@ export function ConversationView({ conversation, pipelines, onSwitchPipeline, on
     };
     setSelected("live");
     asked.current = text;
-    if (socket.send({ type: "ask", question: text, pipeline_id: pipelineId })) {
-      setRun(fresh);
-      return;
-    }
+    setRun(fresh);
+    unsent.current = text;
+    const open = await socket.opened();
+    if (unsent.current !== text) return; // withdrawn meanwhile
+    unsent.current = null;
+    if (open && socket.send({ type: "ask", question: text, pipeline_id: pipelineId })) return;
     // No live connection: ask over REST and show the whole answer when it comes.
+    asked.current = null;
     setRun({ ...fresh, via: "rest", phase: "retrieving" });
     let answered: number | null = null;
     try {
       answered = (await askConversation(conversation.id, text, pipelineId)).message_id;
     } catch (error) {
       toast.error(t("chat.askFailed"), error);
+      // As when the socket refuses it: the question goes back into the composer.
+      setDraft((draft) => draft || text);
     }
     await settle(answered);
     setRun((current) => (current && current.via === "rest" ? null : current));
+  };
+
+  const stop = () => {
+    const withdrawn = unsent.current;
+    if (withdrawn === null) {
+      socket.send({ type: "cancel" });
+      return;
+    }
+    unsent.current = null;
+    asked.current = null;
+    setRun(null);
+    setDraft((draft) => draft || withdrawn);
   };
 
   const submit = (event?: FormEvent) => {
@@ -326,7 +345,7 @@ export function ConversationView({ conversation, pipelines, onSwitchPipeline, on
             disabled={!pipeline || !pipeline.ready || socket.state === "forbidden"}
           />
           {run && run.via === "socket" && run.phase !== "finishing" && run.phase !== "lost" ? (
-            <button type="button" className="button button--danger-outline" onClick={() => socket.send({ type: "cancel" })}>
+            <button type="button" className="button button--danger-outline" onClick={stop}>
               <Square aria-hidden="true" size={15} />
               {t("chat.stop")}
             </button>

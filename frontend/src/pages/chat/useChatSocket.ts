@@ -37,18 +37,27 @@ function useLiveSocket<Event>(url: string, handlers: Handlers<Event>) {
   const socket = useRef<WebSocket | null>(null);
   const latest = useRef(handlers);
   latest.current = handlers;
+  /** Who waits for the first connection to open (true) or fail (false); null once it has settled. */
+  const waiting = useRef<((open: boolean) => void)[] | null>([]);
 
   useEffect(() => {
     let closed = false;
     let attempts = 0;
     let everOpened = false;
     let timer: number | undefined;
+    waiting.current = [];
+    const settle = (open: boolean) => {
+      const waiters = waiting.current ?? [];
+      waiting.current = null;
+      waiters.forEach((resolve) => resolve(open));
+    };
 
     const connect = () => {
       const ws = new WebSocket(url);
       socket.current = ws;
       ws.onopen = () => {
         attempts = 0;
+        settle(true);
         setState("live");
         if (everOpened) latest.current.onReconnected();
         everOpened = true;
@@ -70,6 +79,7 @@ function useLiveSocket<Event>(url: string, handlers: Handlers<Event>) {
           return;
         }
         if (everOpened) latest.current.onDropped();
+        else settle(false);
         // Never opened yet: the fallback (REST) takes over at once; after a drop, say we are reconnecting.
         setState(everOpened ? "reconnecting" : "offline");
         const delay = Math.min(RECONNECT_MAX_MS, RECONNECT_MIN_MS * 2 ** attempts++);
@@ -80,6 +90,7 @@ function useLiveSocket<Event>(url: string, handlers: Handlers<Event>) {
 
     return () => {
       closed = true;
+      settle(false);
       window.clearTimeout(timer);
       const ws = socket.current;
       socket.current = null;
@@ -98,5 +109,18 @@ function useLiveSocket<Event>(url: string, handlers: Handlers<Event>) {
     return true;
   }, []);
 
-  return { state, send };
+  /**
+   * Whether the socket is open, once its first connection has opened or failed: a question asked
+   * while the page is still connecting waits for it (and its live rounds) rather than falling
+   * back to REST at once.
+   */
+  const opened = useCallback((): Promise<boolean> => {
+    const ws = socket.current;
+    if (ws && ws.readyState === WebSocket.OPEN) return Promise.resolve(true);
+    const waiters = waiting.current;
+    if (waiters === null) return Promise.resolve(false);
+    return new Promise((resolve) => waiters.push(resolve));
+  }, []);
+
+  return { state, send, opened };
 }
