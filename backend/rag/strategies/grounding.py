@@ -19,7 +19,7 @@ sentences answering one part each from their own passages meet the floor over th
 cite together (``_parts_answered``).
 
 Terms are the words of three letters or more, stop words left out, English and Spanish stemmed
-(Snowball), Chinese cut into words (ordinals such as 第一场 left out); each counts by its length, so
+(Snowball; an English plural it leaves whole, "children", reads as its singular), Chinese cut into words (ordinals such as 第一场 left out); each counts by its length, so
 a name weighs more than "año". A word the sentence quotes is a term however short ("点"), and a long
 word is found where the passage spells it one letter otherwise ("Shelly", "Shelley").
 The shares were calibrated on XQuAD-es and -zh questions whose article is in the knowledge base
@@ -63,7 +63,7 @@ different ("Shelly" for "Shelley"): people misspell names in questions."""
 _GENERIC = {
     "en": {"name", "call", "year", "mani", "much", "first", "type", "kind", "use", "make", "part", "main",
            "also", "other", "one", "two", "three", "number", "time", "percent", "approxim", "around", "about",
-           "accord", "passag", "document"},
+           "accord", "passag", "document", "doe"},
     "es": {"nombr", "llam", "llamab", "año", "cuant", "cuál", "cual", "tip", "part", "principal", "tambien",
            "otro", "otra", "uno", "dos", "tres", "numer", "vez", "porcentaj", "aproxim", "alrededor", "segun",
            "pasaj", "document", "hac", "hizo", "tien", "fue", "fuer", "ser", "estab", "esta"},
@@ -136,11 +136,19 @@ def _converter(family: str) -> Any:
     return BagOfWordsConverter(stop_words=language, stemmer=language)
 
 
+# English plurals the stemmer leaves whole: "its children's scores" is about "each child's scores".
+_IRREGULAR_PLURALS = {"children": "child", "peopl": "person", "men": "man", "women": "woman", "mice": "mous",
+                      "feet": "foot", "teeth": "tooth", "gees": "goos", "criteria": "criterion", "phenomena": "phenomenon",
+                      "analys": "analysi"}
+
+
 def terms(text: str, language: str) -> dict[str, int]:
     """The terms of ``text`` with their weights (their length; two for a Chinese character)."""
     family = language_family(language)
     found: dict[str, int] = {}
     for token in _converter(family).analyze(CITATION_MARK.sub(" ", text)):
+        if family == "en":
+            token = _IRREGULAR_PLURALS.get(token, token)
         if token in _GENERIC[family] or token.isdigit() or (family == "zh" and _ORDINAL.fullmatch(token)):
             continue
         ideographs = len(_IDEOGRAPH.findall(token))

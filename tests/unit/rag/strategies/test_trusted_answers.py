@@ -417,3 +417,21 @@ def test_sentences_answering_one_part_each_from_their_own_passages_are_supported
     # most of the question.
     one = grounding.check("Dinamarca se incorporó a la UE en 1972 [1].", TWO_PART_ES, [DENMARK, POLIGNAC], "es")
     assert one.declined_by == "support"
+
+
+FUSION_WEIGHTED = ("fusion weighted (what the Hybrid preset uses) — each child's scores are min–max normalised to 0–1 "
+                   "over the list it returned, multiplied by that child's weight and summed; a chunk a child did not "
+                   "return gets 0 from it.")
+
+
+def test_an_english_plural_the_stemmer_leaves_whole_is_the_word_the_passage_uses():
+    # The guide's own question, answered right in the passage's words, was declined: "children" was
+    # not "child", and "does" counted as a word of the subject.
+    answer = ("The hybrid retriever fuses its children's scores by min–max normalising them to 0–1 over the list they "
+              "returned, multiplying them by that child's weight and summing.")
+    question = "How does the hybrid retriever fuse its children's scores?"
+    assert grounding.check(answer, question, [FUSION_WEIGHTED], "en").declined_by is None
+    assert grounding.terms("The children of the women", "en") == {"child": 5, "woman": 5}
+    # The weights are the words' own: an invented answer borrowing the plural is still not the passage's.
+    assert grounding.check("The children's scores are fused by Reciprocal Rank Fusion with k = 60 [1].", question,
+                           [FUSION_WEIGHTED], "en").declined_by == "support"
