@@ -400,6 +400,12 @@ class Strategy(ConfigObject[ParamsT]):
                 return
             written = run.state["response"]
             run.state["response"] = grounding.repointed(written, checked)
+            if not CITATION_MARK.search(written):
+                # The model named no passage: each sentence a passage holds names it, so the reader
+                # can check it; the trace says the numbers were added.
+                run.state["response"], marked = grounding.marked(written, checked)
+                if marked:
+                    entry["citations_marked"] = marked
             if run.state["response"] != written:
                 entry["draft"] = written  # as streamed: the stored answer cites the passages that hold it
             entry["grounding"] = checked.to_dict()

@@ -389,6 +389,26 @@ def repointed(answer: str, grounding: Grounding) -> str:
     return answer
 
 
+_CLOSING = re.compile(r"[.!?。！？]*$")
+
+
+def marked(answer: str, grounding: Grounding) -> tuple[str, list[int]]:
+    """``answer`` (which cites no passage) with each supported sentence citing the passage that
+    holds it, before its closing stop ("… and summing [2]."), and the numbers added in order."""
+    added: list[int] = []
+    for sentence in grounding.sentences:
+        if not sentence.supported or not sentence.cites or CITATION_MARK.search(sentence.text):
+            continue
+        closing = _CLOSING.search(sentence.text)
+        end = closing.start() if closing else len(sentence.text)
+        mark = "[" + ", ".join(str(number) for number in sentence.cites) + "]"
+        rewritten = f"{sentence.text[:end].rstrip()} {mark}{sentence.text[end:]}"
+        answer = answer.replace(sentence.text, rewritten, 1)
+        sentence.text = rewritten
+        added.extend(number for number in sentence.cites if number not in added)
+    return answer, added
+
+
 def _support(text: str, cites: list[int], question_terms: dict[str, int], question_numbers: set[str],
              passage: str, held: dict[str, int], held_numbers: set[str], language: str) -> SentenceSupport:
     said = terms(text, language)

@@ -219,6 +219,16 @@ describe("TraceView, from stored traces", () => {
     expect(answer).toHaveTextContent("Citation added: [1] — the answer repeats that passage without citing it");
   });
 
+  it("says which numbers were added to an answer that named no passage", () => {
+    const fixture = structuredClone(budget) as unknown as { message: ChatMessage };
+    const generate = (fixture.message.trace as { steps: Record<string, unknown>[] }).steps.find((step) => step.step === "generate")!;
+    generate.citations_marked = [2, 1];
+    stored(fixture);
+    const answer = screen.getByRole("region", { name: "Answer" });
+    expect(answer).toHaveTextContent("Citation added: [2] — the answer named no passage, and this one holds what it says");
+    expect(answer).toHaveTextContent("Citation added: [1] — the answer named no passage, and this one holds what it says");
+  });
+
   it("shows the branch a routed strategy took, why, and the branch's own trace", () => {
     stored(routed);
     const route = screen.getByRole("region", { name: "Routing" });

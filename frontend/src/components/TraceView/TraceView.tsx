@@ -319,6 +319,7 @@ function Generation({ step, facts }: { step: TraceStep; facts: ChunkFacts }) {
   const overlaps = budget?.trimmed?.filter((entry) => entry.reason === "overlap").length ?? 0;
   const citation = step.citation_added as { n?: unknown } | undefined;
   const added = typeof citation?.n === "number" ? citation.n : null;
+  const marked = Array.isArray(step.citations_marked) ? step.citations_marked.filter((n): n is number => typeof n === "number") : [];
   const check = isGrounding(step.grounding) ? step.grounding : null;
   const relevance = isRelevance(step.relevance) ? step.relevance : null;
   return (
@@ -358,6 +359,7 @@ function Generation({ step, facts }: { step: TraceStep; facts: ChunkFacts }) {
       )}
       {text(step.language) && <Line label={t("trace.answerLanguage")}>{String(step.language)}</Line>}
       {added !== null && <Line label={t("trace.citationAdded")}>{t("trace.citationAddedWhy", { n: added })}</Line>}
+      {marked.map((n) => <Line key={n} label={t("trace.citationAdded")}>{t("trace.citationMarkedWhy", { n })}</Line>)}
       {check && (
         <Line label={t("trace.answerCheck")}>
           {check.declined_by === "answer" || check.declined_by === "support"

@@ -435,3 +435,23 @@ def test_an_english_plural_the_stemmer_leaves_whole_is_the_word_the_passage_uses
     # The weights are the words' own: an invented answer borrowing the plural is still not the passage's.
     assert grounding.check("The children's scores are fused by Reciprocal Rank Fusion with k = 60 [1].", question,
                            [FUSION_WEIGHTED], "en").declined_by == "support"
+
+
+def test_an_answer_naming_no_passage_cites_the_one_that_holds_each_sentence_and_the_trace_says_so(scripted_openai):
+    draft = "Rust guarantees memory safety through ownership and borrowing. It was designed by Guido van Rossum."
+    scripted_openai.enqueue(CHAT, chat_stream([draft]))
+    state = naive(scripted_openai).run("Does Python or Rust guarantee memory safety?")
+
+    assert "ownership" in state["chunks_sent"][0]["text"]
+    assert state["response"] == ("Rust guarantees memory safety through ownership and borrowing [1]. "
+                                 "It was designed by Guido van Rossum.")
+    assert [(citation["n"], citation["supported"]) for citation in state["citations"]] == [(1, True)]
+    assert state["unsupported"] == ["It was designed by Guido van Rossum."]
+    generate = step(state, "generate")
+    assert generate["citations_marked"] == [1] and generate["draft"] == draft
+
+
+def test_a_chinese_sentence_takes_its_mark_before_its_full_stop():
+    checked = grounding.check("埃菲爾鐵塔於 1889 年完工。", "埃菲爾鐵塔何時完工？",
+                              ["艾菲爾鐵塔", "埃菲爾鐵塔於 1889 年為世界博覽會完工。"], "zh-Hant")
+    assert grounding.marked("埃菲爾鐵塔於 1889 年完工。", checked) == ("埃菲爾鐵塔於 1889 年完工 [2]。", [2])
