@@ -45,6 +45,8 @@ class PipelineOutputSerializer(serializers.Serializer):
     representation = serializers.SerializerMethodField()
     ready = serializers.SerializerMethodField()
     waiting_for = serializers.SerializerMethodField()
+    documents_reading = serializers.SerializerMethodField(
+        help_text="Documents of the knowledge base still being read: a ready pipeline cannot answer from them yet.")
     strategy = serializers.JSONField(help_text="The strategy tree, normalised (every default filled).")
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
@@ -65,6 +67,9 @@ class PipelineOutputSerializer(serializers.Serializer):
 
     def get_waiting_for(self, pipeline: Pipeline) -> list[str]:
         return self._readiness(pipeline).reasons(self.context.get("language"))
+
+    def get_documents_reading(self, pipeline: Pipeline) -> int:
+        return self._readiness(pipeline).documents_reading
 
 
 def _output(pipeline: Pipeline | Any, request: Request, *, many: bool = False) -> Any:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet
 
 from catalog.selectors import CatalogVocabulary
 from common.i18n import translate
@@ -90,6 +90,9 @@ class Readiness:
 
     ready: bool
     waiting_for: list[tuple[str, dict]]
+    documents_reading: int = 0
+    """Documents of the knowledge base still being read (queued, parsed, chunked, embedded or
+    indexed): a ready pipeline answers from the others, and cannot answer from these yet."""
 
     def reasons(self, language: str | None = None) -> list[str]:
         return [translate(template, context, language, fallback=template.format(**context))
@@ -102,6 +105,10 @@ def pipelines_readiness(pipelines: list[Pipeline]) -> dict[int, Readiness]:
     knowledge_base_ids = {pipeline.knowledge_base_id for pipeline in pipelines}
     with_ready = set(Document.objects.filter(knowledge_base_id__in=knowledge_base_ids, status=Document.Status.READY)
                      .values_list("knowledge_base_id", flat=True).distinct())
+    reading = {row["knowledge_base_id"]: row["count"] for row in
+               Document.objects.filter(knowledge_base_id__in=knowledge_base_ids)
+               .exclude(status__in=[Document.Status.READY, Document.Status.FAILED])
+               .values("knowledge_base_id").annotate(count=Count("pk"))}
     indexes = {(index.knowledge_base_id, index.model_key, index.metric): index
                for index in VectorIndex.objects.filter(knowledge_base_id__in=knowledge_base_ids)}
     readiness = {}
@@ -120,7 +127,7 @@ def pipelines_readiness(pipelines: list[Pipeline]) -> dict[int, Readiness]:
             elif index is None or index.status != VectorIndex.Status.READY:
                 waiting.append((gettext_noop("the vector index {key} ({metric}) is being built"),
                                 {"key": key, "metric": metric}))
-        readiness[pipeline.pk] = Readiness(not waiting, waiting)
+        readiness[pipeline.pk] = Readiness(not waiting, waiting, reading.get(knowledge_base.pk, 0))
     return readiness
 
 

@@ -21,6 +21,8 @@ export interface PipelineSummary {
   representation: string;
   ready: boolean;
   waiting_for: string[];
+  /** Documents of the knowledge base still being read: a ready pipeline cannot answer from them yet. */
+  documents_reading: number;
   created_at: string;
   updated_at: string;
 }

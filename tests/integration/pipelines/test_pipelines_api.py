@@ -2,7 +2,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from knowledge.models import VectorIndex
+from knowledge.models import Document, VectorIndex
 from knowledge.services import knowledge_base_create
 from pipelines.models import Pipeline
 
@@ -50,6 +50,19 @@ def test_a_valid_pipeline_is_saved_normalised_and_waits_for_documents(api, knowl
     spanish = api.get(reverse("pipeline-detail", args=[body["id"]]), HTTP_ACCEPT_LANGUAGE="es").json()
     assert spanish["representation"] == "RAG simple · Fusión → Modelo local"
     assert spanish["waiting_for"] == ["la base de conocimiento 'Notes' aún no tiene ningún documento listo"]
+
+
+def test_a_ready_pipeline_says_how_many_documents_are_still_being_read(api, knowledge_base, user):
+    body = create(api, knowledge_base, naive({"component": "BM25Retriever"})).json()
+    assert body["documents_reading"] == 0
+    for number, status in enumerate([Document.Status.READY, Document.Status.EMBEDDING, Document.Status.QUEUED,
+                                     Document.Status.FAILED]):
+        Document.objects.create(owner=user, knowledge_base=knowledge_base, name=f"{number}.txt", size=1,
+                                sha256=str(number) * 64, file="uploads/none", status=status)
+    listed = next(item for item in api.get(reverse("pipeline-list")).json() if item["id"] == body["id"])
+    detail = api.get(reverse("pipeline-detail", args=[body["id"]])).json()
+    assert (listed["ready"], listed["documents_reading"]) == (True, 2)
+    assert (detail["ready"], detail["documents_reading"]) == (True, 2)
 
 
 def test_an_invalid_tree_is_refused_with_every_error_at_its_path(api, knowledge_base):

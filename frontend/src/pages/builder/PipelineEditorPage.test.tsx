@@ -30,7 +30,7 @@ const STRATEGY: ComponentRef = {
 
 const PIPELINE: Pipeline = {
   id: 5, name: "Hybrid", description: "", knowledge_base: 1, knowledge_base_name: "Science notes",
-  representation: "Naive · EnsembleRetriever", ready: true, waiting_for: [], strategy: STRATEGY,
+  representation: "Naive · EnsembleRetriever", ready: true, waiting_for: [], documents_reading: 0, strategy: STRATEGY,
   created_at: "2025-01-01T00:00:00Z", updated_at: "2025-01-01T00:00:00Z",
 };
 

@@ -16,7 +16,7 @@ const fixture = agentic as unknown as { question: string; message: ChatMessage; 
 
 const pipeline = (overrides: Partial<PipelineSummary>): PipelineSummary => ({
   id: 1, name: "Agentic", description: "", knowledge_base: 5, knowledge_base_name: "Guide",
-  representation: "Naive RAG · AgenticEnsembleRetriever → OpenAICompatibleLLM", ready: true, waiting_for: [],
+  representation: "Naive RAG · AgenticEnsembleRetriever → OpenAICompatibleLLM", ready: true, waiting_for: [], documents_reading: 0,
   created_at: "", updated_at: "", ...overrides,
 });
 
@@ -34,7 +34,7 @@ const QUESTION: ChatMessage = {
 };
 
 function setup(options: { stored?: () => ChatMessage[]; conversations?: Conversation[]; pipelines?: PipelineSummary[];
-  saved?: Promise<void>; relisted?: Promise<void>; ask?: () => Response } = {}) {
+  saved?: Promise<void>; relisted?: Promise<void>; ask?: () => Response; listPipelines?: () => PipelineSummary[] } = {}) {
   let conversations = options.conversations ?? [conversation()];
   let listings = 0;
   const stored = options.stored ?? (() => []);
@@ -46,7 +46,7 @@ function setup(options: { stored?: () => ChatMessage[]; conversations?: Conversa
       if ((listings += 1) > 1) await options.relisted;
       return jsonResponse(snapshot);
     },
-    "GET /api/v1/pipelines/": options.pipelines ?? PIPELINES,
+    "GET /api/v1/pipelines/": options.listPipelines ? () => jsonResponse(options.listPipelines!()) : options.pipelines ?? PIPELINES,
     "GET /api/v1/conversations/7/messages/": () => jsonResponse(stored()),
     "GET /api/v1/conversations/8/messages/": [],
     "POST /api/v1/conversations/": (body) => {
@@ -498,6 +498,18 @@ describe("ChatPage", () => {
     expect(api.mock.calls.filter(([url]) => String(url).endsWith("/ask/"))).toHaveLength(1);
     expect(screen.getByLabelText("Your question")).toHaveValue("What is fusion?");
     expect(screen.queryByRole("listitem", { name: "Answer" })).not.toBeInTheDocument();
+  });
+
+  it("says how many documents of a ready pipeline's knowledge base are still being read, and checks again", async () => {
+    let reading = 3;
+    setup({ listPipelines: () => [pipeline({ documents_reading: reading })] });
+    await openConversation();
+    expect(await screen.findByText("3 documents of Guide are still being read: answers cannot draw on them yet."))
+      .toBeInTheDocument();
+    reading = 0;
+    fireEvent.click(screen.getByRole("button", { name: "Check again" }));
+    await waitFor(() => expect(screen.queryByText(/still being read/)).not.toBeInTheDocument());
+    expect(screen.getByRole("button", { name: "Ask" })).toBeInTheDocument();
   });
 
   it("refuses to ask a pipeline that is not ready and says what it waits for", async () => {

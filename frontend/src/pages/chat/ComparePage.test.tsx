@@ -13,7 +13,7 @@ import { ComparePage } from "./ComparePage";
 
 const pipeline = (id: number, name: string): PipelineSummary => ({
   id, name, description: "", knowledge_base: 5, knowledge_base_name: "Guide", representation: "", ready: true,
-  waiting_for: [], created_at: "", updated_at: "",
+  waiting_for: [], documents_reading: 0, created_at: "", updated_at: "",
 });
 
 describe("ComparePage", () => {

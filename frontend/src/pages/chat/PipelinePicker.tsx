@@ -1,10 +1,11 @@
-import { RotateCw, TriangleAlert } from "lucide-react";
+import { Hourglass, RotateCw, TriangleAlert } from "lucide-react";
 import { useId } from "react";
 import { useTranslation } from "react-i18next";
 
 import type { PipelineSummary } from "../../api/pipelines";
 
-/** Which pipeline answers; one that cannot answer yet says what it waits for. */
+/** Which pipeline answers; one that cannot answer yet says what it waits for, and one that can says
+ * how many documents of its knowledge base it cannot draw on yet. */
 export function PipelinePicker({ pipelines, value, disabled, onChange, onRecheck }: {
   pipelines: PipelineSummary[];
   value: number | null;
@@ -33,6 +34,20 @@ export function PipelinePicker({ pipelines, value, disabled, onChange, onRecheck
         </select>
       </div>
       {chosen && <p className="pipeline-picker__representation">{chosen.representation}</p>}
+      {chosen && chosen.ready && chosen.documents_reading > 0 && (
+        <div className="notice notice--info notice--compact" role="status">
+          <Hourglass aria-hidden="true" className="notice__icon" size={18} />
+          <div>
+            <p className="notice__title">
+              {t("chat.stillReading", { count: chosen.documents_reading, base: chosen.knowledge_base_name })}
+            </p>
+            <button type="button" className="button button--small notice__action" onClick={onRecheck}>
+              <RotateCw aria-hidden="true" size={14} />
+              {t("chat.recheck")}
+            </button>
+          </div>
+        </div>
+      )}
       {chosen && !chosen.ready && (
         <div className="notice notice--warning notice--compact" role="alert">
           <TriangleAlert aria-hidden="true" className="notice__icon" size={18} />

@@ -23,7 +23,7 @@ const PRESETS = [
 
 const PIPELINE: PipelineSummary = {
   id: 4, name: "BM25 k1 1.2", description: "", knowledge_base: 2, knowledge_base_name: "Guide", representation: "", ready: true,
-  waiting_for: [], created_at: "", updated_at: "",
+  waiting_for: [], documents_reading: 0, created_at: "", updated_at: "",
 };
 
 function row(name: string): HTMLElement {
