@@ -399,8 +399,9 @@ class Strategy(ConfigObject[ParamsT]):
                 self._decline(run, checked.declined_by, prepared, synthesizer)
                 return
             written = run.state["response"]
-            run.state["response"] = grounding.repointed(written, checked)
-            if not CITATION_MARK.search(written):
+            if CITATION_MARK.search(written):
+                run.state["response"] = grounding.repointed(written, checked)
+            else:
                 # The model named no passage: each sentence a passage holds names it, so the reader
                 # can check it; the trace says the numbers were added.
                 run.state["response"], marked = grounding.marked(written, checked)

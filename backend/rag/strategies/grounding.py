@@ -383,9 +383,14 @@ def repointed(answer: str, grounding: Grounding) -> str:
         # The sentence's several marks become one, naming the passages that hold it.
         mark = "[" + ", ".join(str(number) for number in sentence.cites) + "]"
         rest = re.sub(r"\s*" + CITATION_MARK.pattern, "", sentence.text[first.end():])
-        rewritten = sentence.text[:first.start()] + mark + rest
-        answer = answer.replace(sentence.text, rewritten, 1)
-        sentence.text = rewritten
+        answer = _rewritten(answer, sentence, sentence.text[:first.start()] + mark + rest)
+    return answer
+
+
+def _rewritten(answer: str, sentence: SentenceSupport, text: str) -> str:
+    """``answer`` with ``sentence`` written as ``text`` (and the sentence's record with it)."""
+    answer = answer.replace(sentence.text, text, 1)
+    sentence.text = text
     return answer
 
 
@@ -402,9 +407,7 @@ def marked(answer: str, grounding: Grounding) -> tuple[str, list[int]]:
         closing = _CLOSING.search(sentence.text)
         end = closing.start() if closing else len(sentence.text)
         mark = "[" + ", ".join(str(number) for number in sentence.cites) + "]"
-        rewritten = f"{sentence.text[:end].rstrip()} {mark}{sentence.text[end:]}"
-        answer = answer.replace(sentence.text, rewritten, 1)
-        sentence.text = rewritten
+        answer = _rewritten(answer, sentence, f"{sentence.text[:end].rstrip()} {mark}{sentence.text[end:]}")
         added.extend(number for number in sentence.cites if number not in added)
     return answer, added
 

@@ -41,10 +41,7 @@ export function PipelinePicker({ pipelines, value, disabled, onChange, onRecheck
             <p className="notice__title">
               {t("chat.stillReading", { count: chosen.documents_reading, base: chosen.knowledge_base_name })}
             </p>
-            <button type="button" className="button button--small notice__action" onClick={onRecheck}>
-              <RotateCw aria-hidden="true" size={14} />
-              {t("chat.recheck")}
-            </button>
+            <RecheckButton onRecheck={onRecheck} />
           </div>
         </div>
       )}
@@ -58,13 +55,21 @@ export function PipelinePicker({ pipelines, value, disabled, onChange, onRecheck
                 <li key={reason}>{reason}</li>
               ))}
             </ul>
-            <button type="button" className="button button--small notice__action" onClick={onRecheck}>
-              <RotateCw aria-hidden="true" size={14} />
-              {t("chat.recheck")}
-            </button>
+            <RecheckButton onRecheck={onRecheck} />
           </div>
         </div>
       )}
     </div>
+  );
+}
+
+/** Asks the server again whether the pipeline is ready and what it still reads. */
+function RecheckButton({ onRecheck }: { onRecheck: () => void }) {
+  const { t } = useTranslation();
+  return (
+    <button type="button" className="button button--small notice__action" onClick={onRecheck}>
+      <RotateCw aria-hidden="true" size={14} />
+      {t("chat.recheck")}
+    </button>
   );
 }
