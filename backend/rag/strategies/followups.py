@@ -31,7 +31,6 @@ HISTORY_TURNS = 2
 """How many previous question–answer pairs the rewrite reads."""
 ANSWER_CHARACTERS = 300
 """How much of each previous answer it reads (the subject is named early)."""
-MAX_TRIALS = 2
 FEW_TERMS = 3
 """A question naming more things than this carries its own subject: its possessives and
 demonstratives refer within it."""
@@ -53,6 +52,17 @@ _OPENINGS = {
 _POSSESSIVE = {"en": {"its", "their", "his", "her"}, "es": {"su", "sus"}, "zh": {"其"}}
 _SUBSTITUTED = {"en": {"it", "they", "them", "he", "him", "she"}, "es": {"él", "ella", "ellos", "ellas", "ello"},
                 "zh": {"它們", "它们", "他們", "他们", "她們", "她们", "它", "他", "她"}}
+# A Spanish personal pronoun agrees with what it stands for: "ella" is not "el CISCE".
+_AGREEING_ARTICLES = {"él": {"el", "del", "al"}, "ella": {"la"}, "ellos": {"los"}, "ellas": {"las"}}
+_ARTICLES = {"es": r"el|la|los|las|del|al", "en": r"the"}
+_JOINERS = {"es": r"de|del|de la|de los|de las", "en": r"of|of the"}
+# Words written with a capital only because they open a sentence.
+_OPENERS = {"es": {"además", "también", "según", "durante", "aunque", "cuando", "donde", "después", "antes",
+                   "mientras", "junto", "desde", "hasta", "tras", "entre", "para", "por", "con", "sin", "sobre"},
+            "en": {"also", "however", "after", "before", "during", "when", "where", "which", "what", "who", "how",
+                   "besides", "since", "while", "apart", "along", "according"}}
+MAX_CHOICES = 6
+"""How many of the conversation's names the choice lists (the previous question's first)."""
 INSTRUCTIONS = (
     "Read the conversation and the last question. Say which words of the conversation the marked words of "
     "the last question stand for (when nothing is marked: what the last question is about). Answer with "
@@ -72,6 +82,12 @@ EXAMPLES = (
     ("Q: When was the Sydney Opera House opened?\nA: It opened in 1973.", "And who designed it?", "it",
      "the Sydney Opera House"),
     ("Q: ¿Qué río pasa por Sevilla?\nA: El Guadalquivir.", "¿Dónde nace?", NOTHING_MARKED, "El Guadalquivir"),
+)
+
+
+CHOICE_INSTRUCTIONS = (
+    "Read the conversation and the last question. Say which of the numbered options the marked words of the "
+    "last question stand for. Answer with the option's number only."
 )
 
 
@@ -178,7 +194,23 @@ def referent_problems(referent: str, conversation: str, marked: str, question: s
         return ["those words name nothing the question could be about (a number or a date is not a subject)"]
     if named and question and all(term in terms(question, language) for term in named):
         return ["the question already names that: the marked words stand for something else in the conversation"]
+    agreeing = _AGREEING_ARTICLES.get(marked.casefold()) if language_family(language) == "es" else None
+    article = _article_before(referent, conversation) if agreeing else None
+    if agreeing and article is not None and article not in agreeing:
+        return [f"\"{marked}\" cannot stand for \"{referent}\": one is {_AGREEMENT[marked.casefold()]}, the other not"]
     return []
+
+
+_AGREEMENT = {"él": "masculine singular", "ella": "feminine singular", "ellos": "plural", "ellas": "feminine plural"}
+
+
+def _article_before(referent: str, conversation: str) -> str | None:
+    """The Spanish article ``referent`` opens with, or that stands before it in ``conversation``."""
+    own = re.match(rf"(?i:({_ARTICLES['es']}))\s+\S", referent)
+    if own:
+        return own.group(1).casefold()
+    before = re.search(rf"\b(?i:({_ARTICLES['es']}))\s+{re.escape(referent)}", conversation)
+    return before.group(1).casefold() if before else None
 
 
 def rewrite(question: str, referent: str, marked: re.Match[str] | None, language: str) -> str:
@@ -191,6 +223,12 @@ def rewrite(question: str, referent: str, marked: re.Match[str] | None, language
         key = word if family == "zh" else word.casefold()
         before, after = question[:marked.start()], question[marked.end():]
         if key in _SUBSTITUTED[family]:
+            if family == "es":
+                # "de él" → "del IPCC", "a él" → "al IPCC".
+                contracted = re.match(r"(?i:el)\s+", referent)
+                preposition = re.search(r"\b(?i:(de|a))\s+$", before)
+                if contracted and preposition:
+                    return f"{before[:preposition.start()]}{preposition.group(1)}l {referent[contracted.end():]}{after}"
             return f"{before}{referent}{after}"
         if key in _POSSESSIVE[family]:
             if family == "zh":
@@ -204,12 +242,72 @@ def rewrite(question: str, referent: str, marked: re.Match[str] | None, language
     return f"{question.rstrip()}{spacer}({referent})"
 
 
-def standalone(question: str, history: Sequence[dict[str, str]], llm: Any, *,
-               max_trials: int = MAX_TRIALS) -> SearchQuestion:
+def _names(text: str, family: str) -> list[tuple[str, str | None]]:
+    """The names ``text`` holds, each with the article before it ("la Iglesia" → ("Iglesia", "la")):
+    runs of capitalised words, joined by "de", "of" and the like."""
+    capital = r"[A-ZÁÉÍÓÚÑÜ][\w\-.']*"
+    name = re.compile(rf"(?:\b(?i:({_ARTICLES[family]}))\s+)?({capital}(?:\s+(?:(?:{_JOINERS[family]})\s+)?{capital})*)")
+    found = []
+    for match in name.finditer(text):
+        article = match.group(1).casefold() if match.group(1) else None
+        words = match.group(2).strip(" .'")
+        before = text[:match.start()].rstrip()
+        opening = not before or before[-1] in ".?!¿¡«\"“(:"
+        if article is None and opening and words.casefold() in _OPENERS[family]:
+            continue  # "Además de publicar …": a capital because it opens the sentence
+        found.append((words, article))
+    return found
+
+
+def choices(history: Sequence[dict[str, str]], question: str, marked: str, language: str) -> list[str]:
+    """What the marked words of ``question`` may stand for: the names of the previous question,
+    then of its answer, that ``question`` does not name, that a Spanish personal pronoun agrees
+    with ("ella": "la India", not "el CISCE"), and that name something (not a bare number). None in
+    Chinese, whose names no capital tells apart (chosen among its words, the model chose badly)."""
+    family = language_family(language)
+    if family == "zh":
+        return []
+    previous_question = next((turn.get("content", "") for turn in reversed(history) if turn.get("role") == "user"), "")
+    previous_answer = next((turn.get("content", "") for turn in reversed(history)
+                            if turn.get("role") == "assistant"), "")
+    agreeing = _AGREEING_ARTICLES.get(marked.casefold()) if family == "es" else None
+    asked = terms(question, language)
+    found: list[str] = []
+    for text in (previous_question, CITATION_MARK.sub("", previous_answer)[:ANSWER_CHARACTERS]):
+        for name, article in _names(text, family):
+            named = terms(name, language)
+            if not named or all(term in asked for term in named):
+                continue
+            if agreeing is not None and article is not None and article not in agreeing:
+                continue
+            shown = f"{'el' if article in ('del', 'al') else article} {name}" if article and family == "es" else name
+            if all(_folded(shown) != _folded(other) for other in found):
+                found.append(shown)
+    return found[:MAX_CHOICES]
+
+
+def _choice_prompt(conversation: str, question: str, marked: str, options: Sequence[str]) -> list[dict[str, str]]:
+    listed = "\n".join(f"{number}. {option}" for number, option in enumerate(options, start=1))
+    return [{"role": "system", "content": CHOICE_INSTRUCTIONS},
+            {"role": "user", "content": f"{_ask(conversation, question, marked)}\nOptions:\n{listed}"}]
+
+
+def _chosen(answer: str, options: Sequence[str]) -> str | None:
+    number = re.search(r"\d+", answer)
+    if number and 1 <= int(number.group(0)) <= len(options):
+        return options[int(number.group(0)) - 1]
+    named = [option for option in options if _folded(option) in _folded(answer)]
+    return named[0] if len(named) == 1 else None
+
+
+def standalone(question: str, history: Sequence[dict[str, str]], llm: Any) -> SearchQuestion:
     """The question to search for ``question`` after ``history``: as asked when there is no
     earlier turn or it does not refer back; otherwise with what it refers to named, as ``llm``
-    finds it in the conversation (it is asked only which words the reference stands for, which a
-    small model does far more reliably than rewriting the question)."""
+    finds it in the conversation. Where the conversation's names can be told by their capitals
+    (Spanish, English) and there are several, the model chooses among them; otherwise it is asked
+    which words the reference stands for (which a small model does far more reliably than
+    rewriting the question), and words it cannot take from the conversation fall back on the one
+    name there is, else on the previous question searched beside this one."""
     if not any(turn.get("role") == "user" for turn in history):
         return SearchQuestion(question, False, "first question")
     language = detect_language(question)
@@ -220,25 +318,34 @@ def standalone(question: str, history: Sequence[dict[str, str]], llm: Any, *,
     marked = marked_word(question, language)
     marked_text = marked.group(0) if marked is not None else NOTHING_MARKED
     conversation = _conversation(history)
-    messages = _prompt(conversation, question, marked_text)
     attempts: list[dict[str, Any]] = []
-    for _ in range(max_trials):
-        try:
-            answer = llm.generate(messages, max_tokens=32)
-        except LLMError as exc:
-            # A follow-up model that fails costs the rewrite, not the answer.
-            attempts.append({"raw": "", "problems": [str(exc)]})
-            return SearchQuestion(question, False, "the follow-up model failed; searching the question as asked",
-                                  None, marked_text, attempts)
-        referent = _clean(answer)
-        problems = referent_problems(referent, conversation, marked_text, question, language)
-        attempts.append({"raw": answer[:200], "problems": problems})
-        if not problems:
-            return SearchQuestion(rewrite(question, referent, marked, language), True, "refers to earlier turns",
-                                  referent, marked_text, attempts)
-        messages = [*messages, {"role": "assistant", "content": answer},
-                    {"role": "user", "content": "That answer was not usable: " + "; ".join(problems)
-                     + ". Answer again with only the words, copied from the conversation."}]
+
+    def named(referent: str, reason: str = "refers to earlier turns") -> SearchQuestion:
+        return SearchQuestion(rewrite(question, referent, marked, language), True, reason, referent, marked_text,
+                              attempts)
+
+    options = choices(history, question, marked_text, language)
+    try:
+        if len(options) > 1:
+            answer = llm.generate(_choice_prompt(conversation, question, marked_text, options), max_tokens=8)
+            chosen = _chosen(answer, options)
+            attempts.append({"raw": answer[:200], "options": options,
+                             "problems": [] if chosen else ["the answer named none of the options"]})
+            if chosen:
+                return named(chosen)
+        answer = llm.generate(_prompt(conversation, question, marked_text), max_tokens=32)
+    except LLMError as exc:
+        # A follow-up model that fails costs the rewrite, not the answer.
+        attempts.append({"raw": "", "problems": [str(exc)]})
+        return SearchQuestion(question, False, "the follow-up model failed; searching the question as asked",
+                              None, marked_text, attempts)
+    referent = _clean(answer)
+    problems = referent_problems(referent, conversation, marked_text, question, language)
+    attempts.append({"raw": answer[:200], "problems": problems})
+    if not problems:
+        return named(referent)
+    if len(options) == 1:
+        return named(options[0], "refers to the only name in the conversation it can stand for")
     return SearchQuestion(beside_previous(question, history, language), True,
                           "the model found no words in the conversation it refers to; searching it beside the "
                           "previous question, which names what it is about", None, marked_text, attempts,

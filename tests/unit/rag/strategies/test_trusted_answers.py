@@ -68,24 +68,83 @@ def test_a_question_that_stands_alone_is_searched_as_asked_with_no_model_call(sc
 
 def test_words_the_conversation_does_not_hold_are_refused_and_the_question_searched_beside_the_previous_one(
         scripted_openai):
-    for _ in range(2):
-        scripted_openai.enqueue(CHAT, chat_response("the Ruby on Rails framework"))
+    nameless = [{"role": "user", "content": "Which web framework ships an admin panel?"},
+                {"role": "assistant", "content": "The one in the first passage does [1]."}]
+    scripted_openai.enqueue(CHAT, chat_response("the Ruby on Rails framework"))
     scripted_openai.enqueue(CHAT, chat_stream(["The Django web framework ships an ORM [1]."]))
-    state = naive(scripted_openai).run("What else does it ship?", history=HISTORY)
+    state = naive(scripted_openai).run("What else does it ship?", history=nameless)
 
     searched = step(state, "search_question")
     assert searched["rewritten"] and searched["refers_to"] is None
     assert state["search_question"] == "What else does it ship? (Which web framework ships an admin panel?)"
     assert step(state, "retrieve")["query"] == state["search_question"]
     assert [attempt["problems"] for attempt in searched["attempts"]] == [
-        ["those words are not in the conversation: copy them from it"]] * 2
-    assert state["trace"]["llm_calls"] == 3
+        ["those words are not in the conversation: copy them from it"]]
+    # Asked again, a small model copies the worked examples: it is not asked again.
+    assert state["trace"]["llm_calls"] == 2
     # Only the search reads the previous question: the model answers the question as asked (reading
     # both, it answered both), and the answer is checked against that question's words.
     assert searched["answered_question"] == "What else does it ship?"
-    prompt = scripted_openai.requests_to(CHAT)[2].body["messages"]
+    prompt = scripted_openai.requests_to(CHAT)[1].body["messages"]
     assert prompt[-1]["content"].endswith("Question: What else does it ship?")
     assert state["declined"] is None and state["response"].startswith("The Django web framework ships an ORM")
+
+
+def test_refused_words_give_way_to_the_only_name_the_conversation_holds(scripted_openai):
+    scripted_openai.enqueue(CHAT, chat_response("the Ruby on Rails framework"))
+    scripted_openai.enqueue(CHAT, chat_stream(["The Django web framework ships an ORM [1]."]))
+    state = naive(scripted_openai).run("What else does it ship?", history=HISTORY)
+
+    searched = step(state, "search_question")
+    assert state["search_question"] == "What else does Django ship?"
+    assert searched["refers_to"] == "Django" and searched["reason"].startswith("refers to the only name")
+    assert state["trace"]["llm_calls"] == 2 and state["chunks"][0]["chunk_id"] == 202
+
+
+IPCC = [{"role": "user", "content": "¿Quién es el presidente del IPCC?"},
+        {"role": "assistant", "content": "Hoesung Lee es el presidente del IPCC [1]."}]
+
+
+def test_where_the_conversation_names_several_things_the_model_chooses_among_them(scripted_openai):
+    scripted_openai.enqueue(CHAT, chat_response("1"))
+    scripted_openai.enqueue(CHAT, chat_stream(["No lo sé."]))
+    state = naive(scripted_openai).run("¿Quién es el vicepresidente de él?", history=IPCC)
+
+    searched = step(state, "search_question")
+    assert state["search_question"] == "¿Quién es el vicepresidente del IPCC?"
+    assert searched["refers_to"] == "el IPCC"
+    assert searched["attempts"] == [{"raw": "1", "options": ["el IPCC", "Hoesung Lee"], "problems": []}]
+    ask = scripted_openai.requests_to(CHAT)[0].body["messages"]
+    assert ask[-1]["content"].endswith("Marked words: él\nOptions:\n1. el IPCC\n2. Hoesung Lee")
+    assert len(ask) == 2, "no worked example to copy"
+
+    # A choice that names no option is not guessed at: the model is asked for the words instead.
+    scripted_openai.enqueue(CHAT, chat_response("ninguna"))
+    scripted_openai.enqueue(CHAT, chat_response("Hoesung Lee"))
+    scripted_openai.enqueue(CHAT, chat_stream(["No lo sé."]))
+    again = naive(scripted_openai).run("¿Quién es el vicepresidente de él?", history=IPCC)
+    assert again["search_question"] == "¿Quién es el vicepresidente de Hoesung Lee?"
+    assert [attempt["problems"] for attempt in step(again, "search_question")["attempts"]] == [
+        ["the answer named none of the options"], []]
+
+
+def test_the_names_a_follow_up_may_stand_for_agree_with_its_pronoun():
+    from rag.strategies.followups import choices, referent_problems
+
+    india = [{"role": "user", "content": "Junto con el CISCE y NENBSE, ¿cuál es una junta notable de la India?"},
+             {"role": "assistant", "content": "La CBSE es una junta notable en varios estados de la India [1]."}]
+    question = "¿Cuántas juntas de examen existen en ella?"
+    # "ella" is feminine singular: not "el CISCE"; a name without an article may be either.
+    assert choices(india, question, "ella", "es") == ["NENBSE", "la India", "la CBSE"]
+    assert choices(india, question, "él", "es") == ["el CISCE", "NENBSE"]
+    assert "cannot stand for" in referent_problems("CISCE", "Q: Junto con el CISCE y NENBSE", "ella", question, "es")[0]
+    assert referent_problems("la India", "Q: … de la India?", "ella", question, "es") == []
+    # A capital that only opens a sentence is no name; what the question already names is no choice.
+    luther = [{"role": "user", "content": "Además de publicar «El cautiverio babilónico de la Iglesia», ¿qué otras "
+                                          "obras hizo Lutero en 1520?"}]
+    assert choices(luther, "¿Cuándo amplió Lutero sus ataques a las doctrinas de ella?", "ella", "es") == ["la Iglesia"]
+    # Chinese names have no capitals to tell them by: the model is asked for the words.
+    assert choices([{"role": "user", "content": "谁是诺曼人的主要敌人？"}], "它的城堡叫什么名字？", "它", "zh-Hant") == []
 
 
 @pytest.mark.parametrize(("question", "refers"), [
