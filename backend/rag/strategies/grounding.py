@@ -228,8 +228,9 @@ def quoted_terms(text: str, language: str) -> dict[str, int]:
 def sentences(answer: str) -> list[tuple[str, list[int]]]:
     """The answer's sentences with the passage numbers each cites (a sentence without a number
     takes the previous sentence's). Marks standing after a full stop ("… to spanish. [2]") are
-    not a sentence: they end the sentence before them, and cite it and the sentences before it
-    back to the last one with a number of its own."""
+    not a sentence: they end the sentence before them, and cite it (beside its own numbers, if it
+    has any) and, when it has none, the sentences before it back to the last one with a number of
+    its own."""
     text = answer.strip()
     bounds = [0, *(match.end() for match in _SENTENCE.finditer(text)), len(text)]
     found: list[tuple[str, list[int]]] = []
@@ -244,10 +245,15 @@ def sentences(answer: str) -> list[tuple[str, list[int]]]:
         if not CITATION_MARK.sub("", sentence).strip(" .。"):
             if cites and found:
                 found[-1] = (text[starts[-1]:end].strip(), found[-1][1])
-                index = len(found) - 1
-                while index >= 0 and (index == len(found) - 1 or not own[index]):
-                    found[index] = (found[index][0], cites)
-                    index -= 1
+                if own[-1]:
+                    # "… in 1912 [1]. [2]": the sentence cites both, and the ones before it keep theirs.
+                    cites = [*found[-1][1], *(number for number in cites if number not in found[-1][1])]
+                    found[-1] = (found[-1][0], cites)
+                else:
+                    index = len(found) - 1
+                    while index >= 0 and not own[index]:
+                        found[index] = (found[index][0], cites)
+                        index -= 1
                 own[-1], previous = True, cites
             continue
         starts.append(start)

@@ -293,6 +293,9 @@ def test_a_re_pointed_sentence_names_one_passage_and_a_sentence_inheriting_its_m
      [("It opened in 1912 [1].", [1]), ("Aurora Vilas painted it. [2]", [2])]),
     ("龜嶼燈塔於1912年啟用。[1]", [("龜嶼燈塔於1912年啟用。[1]", [1])]),
     ("It opened in 1912 [1]. It is red.", [("It opened in 1912 [1].", [1]), ("It is red.", [1])]),
+    # A sentence with its own number keeps it beside the mark after its full stop.
+    ("It opened in 1912 [1]. Aurora Vilas painted it [3]. [2]",
+     [("It opened in 1912 [1].", [1]), ("Aurora Vilas painted it [3]. [2]", [3, 2])]),
 ])
 def test_marks_after_the_full_stop_cite_the_sentences_before_them_and_are_no_sentence(answer, expected):
     assert grounding.sentences(answer) == expected
