@@ -4,10 +4,17 @@ Searching a follow-up together with the previous question finds the previous que
 ("When was the lighthouse first lit?" after a question about a bridge found the bridge), and
 searching "When did it open?" alone finds nothing. So a question that refers to earlier turns is
 rewritten into one that names what it refers to; a question that already stands alone is
-searched as it is, with no model call. The model is asked only which words of the conversation
-the reference stands for (the packaged models copy the question back when asked to rewrite it,
-and name the referent well: 20 of 24 XQuAD follow-ups for the 1.5B, bench/answers.py); the
-words must come from the conversation, and the question is rewritten with them by rule.
+searched as it is, with no model call. The model never writes the question (the packaged models
+copy it back when asked to rewrite it); the question is rewritten by rule with what the reference
+stands for, which the model says:
+
+- where the conversation names several things by name (capitals tell them in Spanish and
+  English), by choosing one from a numbered list. Asked for words instead, the 1.5B named the
+  previous answer ("¿Quién es el vicepresidente de él?" → "Hoesung Lee", not "el IPCC") or,
+  refused, copied a worked example: over 50 Spanish XQuAD follow-ups the search named what the
+  written-out question names 35 times choosing, 17 times asked for words;
+- otherwise (Chinese, one name or none) by the words of the conversation the reference stands
+  for: they must be in the conversation, and a Spanish pronoun must agree with them.
 
 Which questions refer back is decided from their words: a pronoun or demonstrative standing for
 something not named in the question ("it", "su", "它"), an opening that continues the
@@ -54,6 +61,8 @@ _SUBSTITUTED = {"en": {"it", "they", "them", "he", "him", "she"}, "es": {"él", 
                 "zh": {"它們", "它们", "他們", "他们", "她們", "她们", "它", "他", "她"}}
 # A Spanish personal pronoun agrees with what it stands for: "ella" is not "el CISCE".
 _AGREEING_ARTICLES = {"él": {"el", "del", "al"}, "ella": {"la"}, "ellos": {"los"}, "ellas": {"las"}}
+_AGREEMENT = {"él": "masculine singular", "ella": "feminine singular", "ellos": "masculine plural",
+              "ellas": "feminine plural"}
 _ARTICLES = {"es": r"el|la|los|las|del|al", "en": r"the"}
 _JOINERS = {"es": r"de|del|de la|de los|de las", "en": r"of|of the"}
 # Words written with a capital only because they open a sentence.
@@ -199,9 +208,6 @@ def referent_problems(referent: str, conversation: str, marked: str, question: s
     if agreeing and article is not None and article not in agreeing:
         return [f"\"{marked}\" cannot stand for \"{referent}\": one is {_AGREEMENT[marked.casefold()]}, the other not"]
     return []
-
-
-_AGREEMENT = {"él": "masculine singular", "ella": "feminine singular", "ellos": "plural", "ellas": "feminine plural"}
 
 
 def _article_before(referent: str, conversation: str) -> str | None:
