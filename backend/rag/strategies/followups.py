@@ -187,9 +187,10 @@ def _folded(text: str) -> str:
 def referent_problems(referent: str, conversation: str, marked: str, question: str = "",
                       language: str = "en") -> list[str]:
     """Why ``referent`` cannot stand for the marked words: empty, not taken from the
-    conversation, too long to be a name, the marked words themselves, something the question
-    already names (a pronoun stands for what the question leaves out: "¿Cuándo amplió Lutero sus
-    ataques a las doctrinas de ella?" is not about Lutero twice), or a bare number or date."""
+    conversation, words that refer back themselves ("这项"), too long to be a name, the marked
+    words themselves, something the question already names (a pronoun stands for what the
+    question leaves out: "¿Cuándo amplió Lutero sus ataques a las doctrinas de ella?" is not
+    about Lutero twice), a bare number or date, or a name a Spanish pronoun does not agree with."""
     if not referent:
         return ["the answer was empty"]
     if _folded(referent) == _folded(marked):
@@ -198,6 +199,10 @@ def referent_problems(referent: str, conversation: str, marked: str, question: s
         return ["the answer is too long: give only the words the marked words stand for"]
     if _folded(referent) not in _folded(conversation):
         return ["those words are not in the conversation: copy them from it"]
+    referring = marked_word(referent, language)
+    if referring is not None and referring.start() == 0:
+        # "这项" (from "颁布了这项公文") refers back itself: it names nothing.
+        return ["those words refer to something themselves: give the words that name it"]
     named = terms(referent, language)
     if not named and numbers(referent, language):
         return ["those words name nothing the question could be about (a number or a date is not a subject)"]

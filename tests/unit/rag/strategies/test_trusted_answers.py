@@ -383,12 +383,13 @@ def test_a_sentence_cites_the_passage_holding_all_it_says_rather_than_one_holdin
     ("2000年", "它在哪一年停止使用四音符做促销？", "number or a date"),
     ("la Iglesia", "¿Cuándo amplió Lutero sus ataques para incluir las doctrinas básicas de ella?", None),
     ("EE. UU.", "¿Cuál es su capital?", None),
+    ("这项", "它的哪一项公文废止了新教?", "refer to something themselves"),
 ])
 def test_a_referent_the_question_already_names_or_a_bare_date_is_refused(referent, question, problem):
     from rag.strategies.answer_prompts import detect_language
     from rag.strategies.followups import referent_problems
 
-    conversation = f"Q: ¿Qué dijo Lutero de la Iglesia en 2000年 y de EE. UU.?\nA: {referent}."
+    conversation = f"Q: ¿Qué dijo Lutero de la Iglesia en 2000年 y de EE. UU.? 哪一位法国皇帝颁布了这项公文?\nA: {referent}."
     problems = referent_problems(referent, conversation, "ella", question, detect_language(question))
     assert (problem is None and problems == []) or (problem is not None and problem in problems[0])
 
