@@ -181,18 +181,6 @@ describe("TraceView, from stored traces", () => {
     expect(answer).toHaveTextContent("Draft (not shown): It opened in 1890 [1].");
   });
 
-  it("lists the names a follow-up's referent was chosen among", () => {
-    const fixture = structuredClone(budget) as unknown as { message: ChatMessage };
-    (fixture.message.trace as { steps: Record<string, unknown>[] }).steps.unshift({ step: "search_question", elapsed_ms: 700,
-      question: "¿Quién es el vicepresidente de él?", search_question: "¿Quién es el vicepresidente del IPCC?",
-      rewritten: true, refers_to: "el IPCC", reason: "refers to earlier turns",
-      attempts: [{ raw: "1", options: ["el IPCC", "Hoesung Lee"], problems: [] }] });
-    stored(fixture);
-    const search = screen.getByRole("region", { name: "Search question" });
-    expect(search).toHaveTextContent("Chosen among: el IPCC · Hoesung Lee");
-    expect(search).toHaveTextContent("“el IPCC” named in its place");
-  });
-
   it("says a follow-up whose referent was not found was searched beside the previous question", () => {
     const fixture = structuredClone(budget) as unknown as { message: ChatMessage };
     (fixture.message.trace as { steps: Record<string, unknown>[] }).steps.unshift({ step: "search_question", elapsed_ms: 900,

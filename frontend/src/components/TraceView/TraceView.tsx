@@ -208,19 +208,16 @@ function StepBody({ kind, step, facts }: { kind: string; step: TraceStep; facts:
     }
     case "generate":
       return <Generation step={step} facts={facts} />;
-    case "search_question": {
-      const options = offeredOptions(step);
+    case "search_question":
       return (
         <>
           <Line label={t("trace.asked")}>{String(step.question ?? "")}</Line>
           <Line label={t("trace.searched")}>{String(step.search_question ?? "")}</Line>
-          {options.length > 0 && <Line label={t("trace.searchOptions")}>{options.join(" · ")}</Line>}
           <Line label={t("trace.why")}>
             {t(searchReason(step), { referent: String(step.refers_to ?? "") })}
           </Line>
         </>
       );
-    }
     default:
       return (
         <details className="trace-raw">
@@ -311,13 +308,6 @@ function Route({ step }: { step: TraceStep }) {
 
 /** Why a turn searched what it searched (`rag.strategies.followups`): named its referent, searched
  * beside the previous question when none was found, stood alone, or could not be rewritten. */
-/** The names the follow-up model chose among, when it was given a choice. */
-function offeredOptions(step: TraceStep): string[] {
-  const attempts = Array.isArray(step.attempts) ? (step.attempts as { options?: unknown }[]) : [];
-  const offered = attempts.find((attempt) => Array.isArray(attempt.options))?.options as unknown[] | undefined;
-  return (offered ?? []).filter((option): option is string => typeof option === "string");
-}
-
 function searchReason(step: TraceStep): string {
   if (step.rewritten) return step.refers_to ? "trace.searchRewritten" : "trace.searchBesidePrevious";
   return step.reason === "stands alone" || step.reason === "first question" ? "trace.searchAsAsked" : "trace.searchNotRewritten";

@@ -101,50 +101,23 @@ def test_refused_words_give_way_to_the_only_name_the_conversation_holds(scripted
     assert state["trace"]["llm_calls"] == 2 and state["chunks"][0]["chunk_id"] == 202
 
 
-IPCC = [{"role": "user", "content": "¿Quién es el presidente del IPCC?"},
-        {"role": "assistant", "content": "Hoesung Lee es el presidente del IPCC [1]."}]
-
-
-def test_where_the_conversation_names_several_things_the_model_chooses_among_them(scripted_openai):
-    scripted_openai.enqueue(CHAT, chat_response("1"))
-    scripted_openai.enqueue(CHAT, chat_stream(["No lo sé."]))
-    state = naive(scripted_openai).run("¿Quién es el vicepresidente de él?", history=IPCC)
-
-    searched = step(state, "search_question")
-    assert state["search_question"] == "¿Quién es el vicepresidente del IPCC?"
-    assert searched["refers_to"] == "el IPCC"
-    assert searched["attempts"] == [{"raw": "1", "options": ["el IPCC", "Hoesung Lee"], "problems": []}]
-    ask = scripted_openai.requests_to(CHAT)[0].body["messages"]
-    assert ask[-1]["content"].endswith("Marked words: él\nOptions:\n1. el IPCC\n2. Hoesung Lee")
-    assert len(ask) == 2, "no worked example to copy"
-
-    # A choice that names no option is not guessed at: the model is asked for the words instead.
-    scripted_openai.enqueue(CHAT, chat_response("ninguna"))
-    scripted_openai.enqueue(CHAT, chat_response("Hoesung Lee"))
-    scripted_openai.enqueue(CHAT, chat_stream(["No lo sé."]))
-    again = naive(scripted_openai).run("¿Quién es el vicepresidente de él?", history=IPCC)
-    assert again["search_question"] == "¿Quién es el vicepresidente de Hoesung Lee?"
-    assert [attempt["problems"] for attempt in step(again, "search_question")["attempts"]] == [
-        ["the answer named none of the options"], []]
-
-
 def test_the_names_a_follow_up_may_stand_for_agree_with_its_pronoun():
-    from rag.strategies.followups import choices, referent_problems
+    from rag.strategies.followups import candidates, referent_problems
 
     india = [{"role": "user", "content": "Junto con el CISCE y NENBSE, ¿cuál es una junta notable de la India?"},
              {"role": "assistant", "content": "La CBSE es una junta notable en varios estados de la India [1]."}]
     question = "¿Cuántas juntas de examen existen en ella?"
     # "ella" is feminine singular: not "el CISCE"; a name without an article may be either.
-    assert choices(india, question, "ella", "es") == ["NENBSE", "la India", "la CBSE"]
-    assert choices(india, question, "él", "es") == ["el CISCE", "NENBSE"]
+    assert candidates(india, question, "ella", "es") == ["NENBSE", "la India", "la CBSE"]
+    assert candidates(india, question, "él", "es") == ["el CISCE", "NENBSE"]
     assert "cannot stand for" in referent_problems("CISCE", "Q: Junto con el CISCE y NENBSE", "ella", question, "es")[0]
     assert referent_problems("la India", "Q: … de la India?", "ella", question, "es") == []
     # A capital that only opens a sentence is no name; what the question already names is no choice.
     luther = [{"role": "user", "content": "Además de publicar «El cautiverio babilónico de la Iglesia», ¿qué otras "
                                           "obras hizo Lutero en 1520?"}]
-    assert choices(luther, "¿Cuándo amplió Lutero sus ataques a las doctrinas de ella?", "ella", "es") == ["la Iglesia"]
-    # Chinese names have no capitals to tell them by: the model is asked for the words.
-    assert choices([{"role": "user", "content": "谁是诺曼人的主要敌人？"}], "它的城堡叫什么名字？", "它", "zh-Hant") == []
+    assert candidates(luther, "¿Cuándo amplió Lutero sus ataques a las doctrinas de ella?", "ella", "es") == ["la Iglesia"]
+    # Chinese names have no capitals to tell them by.
+    assert candidates([{"role": "user", "content": "谁是诺曼人的主要敌人？"}], "它的城堡叫什么名字？", "它", "zh-Hant") == []
 
 
 @pytest.mark.parametrize(("question", "refers"), [
