@@ -62,9 +62,8 @@ _POSSESSIVE = {"en": {"its", "their", "his", "her"}, "es": {"su", "sus"}, "zh": 
 _SUBSTITUTED = {"en": {"it", "they", "them", "he", "him", "she"}, "es": {"él", "ella", "ellos", "ellas", "ello"},
                 "zh": {"它們", "它们", "他們", "他们", "她們", "她们", "它", "他", "她"}}
 # A Spanish personal pronoun agrees with what it stands for: "ella" is not "el CISCE".
-_AGREEING_ARTICLES = {"él": {"el", "del", "al"}, "ella": {"la"}, "ellos": {"los"}, "ellas": {"las"}}
-_AGREEMENT = {"él": "masculine singular", "ella": "feminine singular", "ellos": "masculine plural",
-              "ellas": "feminine plural"}
+_AGREEMENT = {"él": ({"el", "del", "al"}, "masculine singular"), "ella": ({"la"}, "feminine singular"),
+              "ellos": ({"los"}, "masculine plural"), "ellas": ({"las"}, "feminine plural")}
 _ARTICLES = {"es": r"el|la|los|las|del|al", "en": r"the"}
 _JOINERS = {"es": r"de|del|de la|de los|de las", "en": r"of|of the"}
 # Words written with a capital only because they open a sentence.
@@ -202,10 +201,10 @@ def referent_problems(referent: str, conversation: str, marked: str, question: s
         return ["those words name nothing the question could be about (a number or a date is not a subject)"]
     if named and question and all(term in terms(question, language) for term in named):
         return ["the question already names that: the marked words stand for something else in the conversation"]
-    agreeing = _AGREEING_ARTICLES.get(marked.casefold()) if language_family(language) == "es" else None
-    article = _article_before(referent, conversation) if agreeing else None
-    if agreeing and article is not None and article not in agreeing:
-        return [f"\"{marked}\" cannot stand for \"{referent}\": one is {_AGREEMENT[marked.casefold()]}, the other not"]
+    agreement = _AGREEMENT.get(marked.casefold()) if language_family(language) == "es" else None
+    article = _article_before(referent, conversation) if agreement else None
+    if agreement and article is not None and article not in agreement[0]:
+        return [f"\"{marked}\" cannot stand for \"{referent}\": one is {agreement[1]}, the other not"]
     return []
 
 
@@ -275,7 +274,8 @@ def candidates(history: Sequence[dict[str, str]], question: str, marked: str, la
     previous_question = next((turn.get("content", "") for turn in reversed(history) if turn.get("role") == "user"), "")
     previous_answer = next((turn.get("content", "") for turn in reversed(history)
                             if turn.get("role") == "assistant"), "")
-    agreeing = _AGREEING_ARTICLES.get(marked.casefold()) if family == "es" else None
+    agreement = _AGREEMENT.get(marked.casefold()) if family == "es" else None
+    agreeing = agreement[0] if agreement else None
     asked = terms(question, language)
     found: list[str] = []
     for text in (previous_question, CITATION_MARK.sub("", previous_answer)[:ANSWER_CHARACTERS]):
