@@ -50,9 +50,10 @@ class MessageOutputSerializer(serializers.Serializer):
     rounds = serializers.SerializerMethodField()
     chunks = serializers.SerializerMethodField()
     declined = serializers.SerializerMethodField(
-        help_text="Set when the documents do not hold the answer: which check decided (`answer`: the model said "
-                  "so; `support`: nothing the draft said was supported by the passage it cited), why, and the "
-                  "closest passages.")
+        help_text="Set when the documents do not hold the answer: which check decided (`relevance`: no passage "
+                  "was close enough to the question; `answer`: the model said so; `support`: nothing the draft "
+                  "said was supported by the passage it cited; `number`: the question asked only for a number and "
+                  "the draft stated none), why, and the closest passages.")
     unsupported = serializers.SerializerMethodField(
         help_text="The answer's sentences that the passage they cite does not support (flagged, not removed).")
     created_at = serializers.DateTimeField()

@@ -432,6 +432,7 @@ DECLINE_REASONS = {
     "relevance": "no passage is close enough to the question (its similarity is below the relevance floor)",
     "answer": "the model said the passages do not hold the answer",
     "support": "no sentence of the draft answer is supported by the passage it cites",
+    "number": "the question asks for a number and the draft answer states none",
 }
 """Why an answer was declined, by the check that decided (the trace's ``declined.by``)."""
 

@@ -13,14 +13,19 @@ against every passage):
   never less than a floor of all of them: an invented answer takes its words from the question
   or from elsewhere, not from a passage on the same subject.
 
+A question that asks for a number ("How many…", "¿Cuántos…?", "多少", "in what year") and only that
+is not answered by a draft stating none: the model wrote around a passage that does not hold it
+(``declined_by`` "number").
+
 A question asking two things is often answered from two passages: a sentence that needs two
 passages to hold what it says is supported by the two together (``_drawn_from_two``), and
 sentences answering one part each from their own passages meet the floor over the passages they
 cite together (``_parts_answered``).
 
 Terms are the words of three letters or more, stop words left out, English and Spanish stemmed
-(Snowball; an English plural it leaves whole, "children", reads as its singular), Chinese cut into words (ordinals such as 第一场 left out); each counts by its length, so
-a name weighs more than "año". A word the sentence quotes is a term however short ("点"), and a long
+(Snowball; an English plural it leaves whole, "children", reads as its singular), Chinese cut into
+words (ordinals such as 第一场 left out, numbers such as 三百零八 read as digits: a number is judged
+as a number); each counts by its length, so a name weighs more than "año". A word the sentence quotes is a term however short ("点"), and a long
 word is found where the passage spells it one letter otherwise ("Shelly", "Shelley").
 The shares were calibrated on XQuAD-es and -zh questions whose article is in the knowledge base
 and questions whose article is not (``bench/answers.py --absent``).
@@ -59,6 +64,25 @@ _QUOTED = re.compile(r"[“\"«「『]([^”\"»」』]{1,40})[”\"»」』]")
 MISSPELLED_NAME = 6
 """A word this long or longer is found where the passage holds it with one letter more, fewer or
 different ("Shelly" for "Shelley"): people misspell names in questions."""
+# A question asking for a count, an amount, a share or a year is answered by a number (or an
+# amount word: "la mitad", "一半"); how long something lasted may be answered without one.
+_ASKS_FOR_NUMBER = {
+    "en": re.compile(r"\bhow (?:many|much)\b(?! time)|\b(?:what|which) (?:year|percentage|percent|share)\b", re.I),
+    "es": re.compile(r"\bcuánt[oa]s?\b(?! tiempo)|\bqu[eé] (?:año|porcentaje|proporción)\b", re.I),
+    "zh": re.compile(r"多少(?!時間|时间)|[几幾](?![乎何])|哪一?年|何年|百分之幾|百分之几"),
+}
+# The other question words: a question holding one of these besides asks a second thing too.
+_QUESTION_WORDS = {
+    "en": re.compile(r"\b(?:what|which|who|whom|whose|when|where|why|how)\b", re.I),
+    "es": re.compile(r"\b(?:qué|cuál|cuáles|quién|quiénes|cuándo|dónde|cómo|cuánt[oa]s?)\b", re.I),
+    "zh": re.compile(r"什么|什麼|甚麼|哪|谁|誰|何|怎|为什么|為什麼|多少|[几幾](?![乎何])|以及|還有|还有"),
+}
+_AMOUNT_WORDS = {
+    "en": re.compile(r"\b(?:half|third|thirds|quarter|quarters|dozens?|hundreds|thousands|millions|billions|none)\b", re.I),
+    "es": re.compile(r"\b(?:mitad|tercio|tercios|cuarto|cuartos|docenas?|centenares|cientos|miles|millones|ninguno|ninguna)\b",
+                     re.I),
+    "zh": re.compile(r"一半|半数|半數|分之|[百千万萬亿億]"),
+}
 # Words a question or an answer uses whatever it is about: they say nothing of the subject.
 _GENERIC = {
     "en": {"name", "call", "year", "mani", "much", "first", "type", "kind", "use", "make", "part", "main",
@@ -100,7 +124,8 @@ class SentenceSupport:
 class Grounding:
     """The sentences of an answer checked against their passages, and whether the answer is
     declined: by the model itself (``"answer"``: it said the passages do not say) or by the check
-    (``"support"``: no sentence is supported by the passage it cites)."""
+    (``"support"``: no sentence is supported by the passage it cites; ``"number"``: the question
+    asks only for a number and the answer states none)."""
 
     sentences: list[SentenceSupport]
     declined_by: str | None = None
@@ -145,8 +170,11 @@ _IRREGULAR_PLURALS = {"children": "child", "peopl": "person", "men": "man", "wom
 def terms(text: str, language: str) -> dict[str, int]:
     """The terms of ``text`` with their weights (their length; two for a Chinese character)."""
     family = language_family(language)
+    text = CITATION_MARK.sub(" ", text)
+    if family == "zh":
+        text = _numerals_as_digits(text)
     found: dict[str, int] = {}
-    for token in _converter(family).analyze(CITATION_MARK.sub(" ", text)):
+    for token in _converter(family).analyze(text):
         if family == "en":
             token = _IRREGULAR_PLURALS.get(token, token)
         if token in _GENERIC[family] or token.isdigit() or (family == "zh" and _ORDINAL.fullmatch(token)):
@@ -159,6 +187,22 @@ def terms(text: str, language: str) -> dict[str, int]:
         elif len(token) >= 3:
             found[token] = len(token)
     return found
+
+
+# Two or more numerals in a row are a number ("三百零八"); one alone is as often part of a word ("统一").
+_CHINESE_NUMERAL = re.compile(r"[零〇一二两兩三四五六七八九十百千]{2,}")
+
+
+def _numerals_as_digits(text: str) -> str:
+    """``text`` with its Chinese numbers in digits: a number is judged as a number (``numbers``),
+    not as words the segmenter cuts anyhow ("三百零八分" → "三百", "八分")."""
+    from rag.evaluation.answers import chinese_number
+
+    def digits(match: re.Match[str]) -> str:
+        value = chinese_number(match.group())
+        return match.group() if value is None else f" {value} "
+
+    return _CHINESE_NUMERAL.sub(digits, text)
 
 
 def numbers(text: str, language: str = "en") -> set[str]:
@@ -325,7 +369,26 @@ def check(answer: str, question: str, passages: Sequence[str], language: str) ->
     grounding = Grounding(checked)
     if not any(sentence.supported for sentence in checked):
         grounding.declined_by = "support"
+    elif asks_only_for_a_number(question, language) and not states_an_amount(answer, question, language):
+        grounding.declined_by = "number"
     return grounding
+
+
+def asks_only_for_a_number(question: str, language: str) -> bool:
+    """Whether ``question`` asks for a number (a count, an amount, a share, a year) and nothing else."""
+    family = language_family(language)
+    asked = _ASKS_FOR_NUMBER[family].search(question)
+    if asked is None:
+        return False
+    rest = _ASKS_FOR_NUMBER[family].sub(" ", question)
+    return _QUESTION_WORDS[family].search(rest) is None
+
+
+def states_an_amount(answer: str, question: str, language: str) -> bool:
+    """Whether ``answer`` states a number the question does not, or an amount in words ("la mitad")."""
+    text = CITATION_MARK.sub(" ", answer)
+    return bool(numbers(text, language) - numbers(question, language)) \
+        or _AMOUNT_WORDS[language_family(language)].search(text) is not None
 
 
 def _drawn_from_two(best: SentenceSupport, valid: list[int], passage_count: int,

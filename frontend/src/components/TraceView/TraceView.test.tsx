@@ -181,6 +181,17 @@ describe("TraceView, from stored traces", () => {
     expect(answer).toHaveTextContent("Draft (not shown): It opened in 1890 [1].");
   });
 
+  it("says an answer was declined for stating no number when the question asked for one", () => {
+    const fixture = structuredClone(budget) as unknown as { message: ChatMessage };
+    const generate = (fixture.message.trace as { steps: Record<string, unknown>[] }).steps.find((step) => step.step === "generate")!;
+    Object.assign(generate, { draft: "The judge reads the pool [1].",
+      grounding: { declined_by: "number", sentences: [], supported_citations: 1, citations_checked: 1 } });
+    stored(fixture);
+    const answer = screen.getByRole("region", { name: "Answer" });
+    expect(answer).toHaveTextContent("declined: the question asks for a number and the draft states none");
+    expect(answer).not.toHaveTextContent("1 of 1 citations supported");
+  });
+
   it("says a follow-up whose referent was not found was searched beside the previous question", () => {
     const fixture = structuredClone(budget) as unknown as { message: ChatMessage };
     (fixture.message.trace as { steps: Record<string, unknown>[] }).steps.unshift({ step: "search_question", elapsed_ms: 900,

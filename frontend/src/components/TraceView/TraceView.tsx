@@ -362,7 +362,7 @@ function Generation({ step, facts }: { step: TraceStep; facts: ChunkFacts }) {
       {marked.map((n) => <Line key={n} label={t("trace.citationAdded")}>{t("trace.citationMarkedWhy", { n })}</Line>)}
       {check && (
         <Line label={t("trace.answerCheck")}>
-          {check.declined_by === "answer" || check.declined_by === "support"
+          {check.declined_by === "answer" || check.declined_by === "support" || check.declined_by === "number"
             ? t(`trace.declinedBy.${check.declined_by}`)
             : t("trace.supportedCitations", { supported: check.supported_citations, checked: check.citations_checked })}
         </Line>

@@ -181,6 +181,45 @@ def test_an_unsupported_sentence_is_flagged_and_the_supported_one_kept(scripted_
     assert grounding["sentences"][1]["missing_numbers"] == ["1857"]
 
 
+def test_a_question_asking_for_a_number_answered_with_none_is_declined_and_the_trace_says_why(scripted_openai):
+    draft = "The Eiffel Tower in Paris was completed for the World's Fair [1]."
+    scripted_openai.enqueue(CHAT, chat_stream([draft]))
+    state = naive(scripted_openai).run("How many visitors did the Eiffel Tower in Paris have at the World's Fair?")
+
+    assert state["response"] == NOT_FOUND["en"] and state["citations"] == []
+    assert state["declined"]["by"] == "number"
+    assert "number" in state["declined"]["why"]
+    generate = step(state, "generate")
+    assert generate["draft"] == draft
+    assert generate["grounding"]["declined_by"] == "number"
+    assert generate["grounding"]["sentences"][0]["supported"] is True, "its words are the passage's: it answers nothing"
+
+
+@pytest.mark.parametrize(("answer", "question", "language", "declined_by"), [
+    ("The Eiffel Tower was completed in 1889 [1].", "What year was the Eiffel Tower completed?", "en", None),
+    ("The Eiffel Tower was completed for the World's Fair [1].", "What year was the Eiffel Tower completed?", "en",
+     "number"),
+    # Written out, or an amount in words, is a number.
+    ("Josh Norman interceptó cuatro pases [1].", "¿Cuántos pases interceptó Josh Norman?", "es", None),
+    ("El Amazonas representa más de la mitad de los bosques [1].", "¿Qué porcentaje de los bosques representa el Amazonas?",
+     "es", None),
+    ("黑豹队的防守丢了三百零八分 [1]。", "黑豹队的防守丢了多少分？", "zh-Hant", None),
+    # A number the question already holds is not an answer to it.
+    ("Josh Norman jugó con los Panthers e interceptó pases en 2015 [1].", "¿Cuántos pases interceptó Josh Norman en 2015?",
+     "es", "number"),
+    # Asking two things, or how long: the answer may rightly state no number.
+    ("Josh Norman jugó con los Panthers [1].", "¿Cuántos pases interceptó y con qué equipo jugó Josh Norman?", "es", None),
+    ("Josh Norman jugó con los Panthers toda su carrera [1].", "¿Cuánto tiempo jugó Josh Norman con los Panthers?",
+     "es", None),
+    ("李会晟的国籍是韩国 [1]。", "州际高速公路系统创建于哪一年，以及李会晟的国籍是？", "zh-Hant", None),
+])
+def test_only_a_question_asking_for_a_number_alone_needs_one(answer, question, language, declined_by):
+    passage = ("Josh Norman jugó con los Panthers toda su carrera e interceptó cuatro pases en 2015. El Amazonas representa más de la "
+               "mitad de los bosques. The Eiffel Tower in Paris was completed in 1889 for the World's Fair. "
+               "黑豹队的防守丢了308分。李会晟的国籍是韩国。州际高速公路系统创建于1956年。")
+    assert grounding.check(answer, question, [passage], language).declined_by == declined_by
+
+
 def test_a_sentence_citing_the_wrong_passage_cites_the_one_that_holds_it_and_the_trace_keeps_the_draft(
         scripted_openai):
     draft = "Rust guarantees memory safety through ownership and borrowing [2]."
