@@ -13,7 +13,7 @@ against every passage):
   never less than a floor of all of them: an invented answer takes its words from the question
   or from elsewhere, not from a passage on the same subject.
 
-A question that asks for a number ("How many…", "¿Cuántos…?", "多少", "in what year") and only that
+A question that asks for a number ("How many…", "¿Cuántos…?", "多少人", "in what year") and only that
 is not answered by a draft stating none: the model wrote around a passage that does not hold it
 (``declined_by`` "number").
 
@@ -64,12 +64,14 @@ _QUOTED = re.compile(r"[“\"«「『]([^”\"»」』]{1,40})[”\"»」』]")
 MISSPELLED_NAME = 6
 """A word this long or longer is found where the passage holds it with one letter more, fewer or
 different ("Shelly" for "Shelley"): people misspell names in questions."""
-# A question asking for a count, an amount, a share or a year is answered by a number (or an
-# amount word: "la mitad", "一半"); how long something lasted may be answered without one.
+# A question asking for a count, a share or a year is answered by a number (or an amount in words:
+# "la mitad", "一半"). How much of something ("How much sun do tomatoes need?", "¿Cuánta agua…?",
+# "需要多少阳光") or how long may rightly be answered without one ("full sun").
+_COUNTED = "个個次人名位年岁歲天种種座所家件条條只隻本部场場分元美元公里米倍届屆项項首篇份"
 _ASKS_FOR_NUMBER = {
-    "en": re.compile(r"\bhow (?:many|much)\b(?! time)|\b(?:what|which) (?:year|percentage|percent|share)\b", re.I),
-    "es": re.compile(r"\bcuánt[oa]s?\b(?! tiempo)|\bqu[eé] (?:año|porcentaje|proporción)\b", re.I),
-    "zh": re.compile(r"多少(?!時間|时间)|[几幾](?![乎何])|哪一?年|何年|百分之幾|百分之几"),
+    "en": re.compile(r"\bhow many\b|\b(?:what|which) (?:year|percentage|percent|share)\b", re.I),
+    "es": re.compile(r"\bcuánt[oa]s\b|\bqu[eé] (?:año|porcentaje|proporción)\b", re.I),
+    "zh": re.compile(rf"多少[{_COUNTED}]|[几幾][{_COUNTED}]|哪一?年|何年|百分之[几幾]|百分比"),
 }
 # The other question words: a question holding one of these besides asks a second thing too.
 _QUESTION_WORDS = {

@@ -212,9 +212,13 @@ def test_a_question_asking_for_a_number_answered_with_none_is_declined_and_the_t
     ("Josh Norman jugó con los Panthers toda su carrera [1].", "¿Cuánto tiempo jugó Josh Norman con los Panthers?",
      "es", None),
     ("李会晟的国籍是韩国 [1]。", "州际高速公路系统创建于哪一年，以及李会晟的国籍是？", "zh-Hant", None),
+    # How much of something is answered in words as often as in numbers.
+    ("Tomatoes need direct sunlight all day [1].", "How much sun do tomatoes need?", "en", None),
+    ("番茄需要充足的阳光 [1]。", "番茄需要多少阳光？", "zh-Hant", None),
 ])
 def test_only_a_question_asking_for_a_number_alone_needs_one(answer, question, language, declined_by):
-    passage = ("Josh Norman jugó con los Panthers toda su carrera e interceptó cuatro pases en 2015. El Amazonas representa más de la "
+    passage = ("Tomatoes need direct sunlight all day. 番茄需要充足的阳光。"
+               "Josh Norman jugó con los Panthers toda su carrera e interceptó cuatro pases en 2015. El Amazonas representa más de la "
                "mitad de los bosques. The Eiffel Tower in Paris was completed in 1889 for the World's Fair. "
                "黑豹队的防守丢了308分。李会晟的国籍是韩国。州际高速公路系统创建于1956年。")
     assert grounding.check(answer, question, [passage], language).declined_by == declined_by
