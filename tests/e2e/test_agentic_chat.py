@@ -125,7 +125,11 @@ def test_the_chat_shows_the_plan_each_child_and_each_verdict_live_before_the_ans
     expect(rebuilt.get_by_test_id("agentic-verdict").nth(1)).to_contain_text("Sufficient. Both parts are in the pool.")
 
     # In Spanish the round's label and "judging" are Spanish (the model's reason is as it wrote it).
+    first_conversation = page.url
     page.get_by_role("button", name="New conversation").click()
+    # The new conversation opens once the server has made it; a question typed before then goes into
+    # the old one's composer and is gone when the new one opens (seen on a loaded machine).
+    expect(page).not_to_have_url(first_conversation)
     choose_pipeline(page, "Agentic")
     page.get_by_role("combobox", name="Language").select_option("es")
     scripted_openai.enqueue(CHAT, verdict("Primero, cómo se planifican las rondas.", [{"child": 0}]))
