@@ -25,8 +25,9 @@ cite together (``_parts_answered``).
 Terms are the words of three letters or more, stop words left out, English and Spanish stemmed
 (Snowball; an English plural it leaves whole, "children", reads as its singular), Chinese cut into
 words (ordinals such as 第一场 left out, numbers such as 三百零八 read as digits: a number is judged
-as a number); each counts by its length, so a name weighs more than "año". A word the sentence quotes is a term however short ("点"), and a long
-word is found where the passage spells it one letter otherwise ("Shelly", "Shelley").
+as a number); each counts by its length, so a name weighs more than "año". A word the sentence
+quotes is a term however short ("点"), and a long word is found where the passage spells it one
+letter otherwise ("Shelly", "Shelley").
 The shares were calibrated on XQuAD-es and -zh questions whose article is in the knowledge base
 and questions whose article is not (``bench/answers.py --absent``).
 """
@@ -377,10 +378,9 @@ def check(answer: str, question: str, passages: Sequence[str], language: str) ->
 
 
 def asks_only_for_a_number(question: str, language: str) -> bool:
-    """Whether ``question`` asks for a number (a count, an amount, a share, a year) and nothing else."""
+    """Whether ``question`` asks for a number (a count, a share or a year) and nothing else."""
     family = language_family(language)
-    asked = _ASKS_FOR_NUMBER[family].search(question)
-    if asked is None:
+    if _ASKS_FOR_NUMBER[family].search(question) is None:
         return False
     rest = _ASKS_FOR_NUMBER[family].sub(" ", question)
     return _QUESTION_WORDS[family].search(rest) is None
