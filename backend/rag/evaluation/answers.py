@@ -76,13 +76,19 @@ def chinese_number(run: str) -> int | None:
     return total + (digit or 0)
 
 
+def chinese_numerals_as_digits(text: str, shortest: int = 1) -> str:
+    """``text`` with each well-formed run of Chinese numerals at least ``shortest`` characters long
+    in digits ("三百零八分" → " 308 分")."""
+    def digits(match: re.Match[str]) -> str:
+        value = chinese_number(match.group()) if len(match.group()) >= shortest else None
+        return match.group() if value is None else f" {value} "
+
+    return _CHINESE_NUMERAL_RUN.sub(digits, text)
+
+
 def _numbers_as_digits(text: str, language: str) -> str:
     if language == "zh":
-        def digits(match: re.Match[str]) -> str:
-            value = chinese_number(match.group())
-            return match.group() if value is None else f" {value} "
-
-        text = _CHINESE_NUMERAL_RUN.sub(digits, text)
+        text = chinese_numerals_as_digits(text)
     words = NUMBER_WORDS.get(language)
     return " ".join(words.get(word, word) for word in text.split()) if words else text
 

@@ -202,9 +202,11 @@ def referent_problems(referent: str, conversation: str, marked: str, question: s
     if named and question and all(term in terms(question, language) for term in named):
         return ["the question already names that: the marked words stand for something else in the conversation"]
     agreement = _AGREEMENT.get(marked.casefold()) if language_family(language) == "es" else None
-    article = _article_before(referent, conversation) if agreement else None
-    if agreement and article is not None and article not in agreement[0]:
-        return [f"\"{marked}\" cannot stand for \"{referent}\": one is {agreement[1]}, the other not"]
+    if agreement is not None:
+        articles, kind = agreement
+        article = _article_before(referent, conversation)
+        if article is not None and article not in articles:
+            return [f"\"{marked}\" cannot stand for \"{referent}\": one is {kind}, the other not"]
     return []
 
 
@@ -308,6 +310,11 @@ def standalone(question: str, history: Sequence[dict[str, str]], llm: Any) -> Se
     marked_text = marked.group(0) if marked is not None else NOTHING_MARKED
     conversation = _conversation(history)
     attempts: list[dict[str, Any]] = []
+
+    def named(referent: str, reason: str) -> SearchQuestion:
+        return SearchQuestion(rewrite(question, referent, marked, language), True, reason, referent, marked_text,
+                              attempts)
+
     try:
         answer = llm.generate(_prompt(conversation, question, marked_text), max_tokens=32)
     except LLMError as exc:
@@ -319,13 +326,10 @@ def standalone(question: str, history: Sequence[dict[str, str]], llm: Any) -> Se
     problems = referent_problems(referent, conversation, marked_text, question, language)
     attempts.append({"raw": answer[:200], "problems": problems})
     if not problems:
-        return SearchQuestion(rewrite(question, referent, marked, language), True, "refers to earlier turns",
-                              referent, marked_text, attempts)
+        return named(referent, "refers to earlier turns")
     names = candidates(history, question, marked_text, language)
     if len(names) == 1:
-        return SearchQuestion(rewrite(question, names[0], marked, language), True,
-                              "refers to the only name in the conversation it can stand for", names[0], marked_text,
-                              attempts)
+        return named(names[0], "refers to the only name in the conversation it can stand for")
     return SearchQuestion(beside_previous(question, history, language), True,
                           "the model found no words in the conversation it refers to; searching it beside the "
                           "previous question, which names what it is about", None, marked_text, attempts,

@@ -192,20 +192,13 @@ def terms(text: str, language: str) -> dict[str, int]:
     return found
 
 
-# Two or more numerals in a row are a number ("三百零八"); one alone is as often part of a word ("统一").
-_CHINESE_NUMERAL = re.compile(r"[零〇一二两兩三四五六七八九十百千]{2,}")
-
-
 def _numerals_as_digits(text: str) -> str:
-    """``text`` with its Chinese numbers in digits: a number is judged as a number (``numbers``),
-    not as words the segmenter cuts anyhow ("三百零八分" → "三百", "八分")."""
-    from rag.evaluation.answers import chinese_number
+    """``text`` with its Chinese numbers in digits, so a number is judged as a number (``numbers``),
+    not as words the segmenter cuts anyhow ("三百零八分" → "三百", "八分"). Two numerals or more in a
+    row are a number ("三百零八"); one alone is as often part of a word ("统一")."""
+    from rag.evaluation.answers import chinese_numerals_as_digits
 
-    def digits(match: re.Match[str]) -> str:
-        value = chinese_number(match.group())
-        return match.group() if value is None else f" {value} "
-
-    return _CHINESE_NUMERAL.sub(digits, text)
+    return chinese_numerals_as_digits(text, shortest=2)
 
 
 def numbers(text: str, language: str = "en") -> set[str]:
