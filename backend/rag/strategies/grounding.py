@@ -57,6 +57,9 @@ producer" for a question about oil)."""
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？])")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+# Letters then digits ("DVB-S2", "MPEG-2", "A380", "COVID-19") name a thing: the digits are part of
+# its name, not an amount a passage must state.
+_NAME_WITH_DIGITS = re.compile(r"(?<![A-Za-z])[A-Za-z]+-?\d+[A-Za-z\d]*")
 _IDEOGRAPH = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 # An ordinal ("第一场", "the first (battle)") says nothing of the subject, as "first" does not in English.
 _ORDINAL = re.compile(r"第[一二三四五六七八九十百千两兩几幾]+[个個种種场場次项項名位届屆件条條只隻本部座所家]?")
@@ -203,10 +206,11 @@ def _numerals_as_digits(text: str) -> str:
 
 def numbers(text: str, language: str = "en") -> set[str]:
     """The numbers ``text`` states, in digits (number words too: "cuatro", "四"), without their
-    thousands separators."""
+    thousands separators; the digits of a name ("DVB-S2") are not a number it states."""
     from rag.evaluation.answers import number_words_as_digits
 
-    spaced = re.sub(r"(?<!\d)([^\w\s])|([^\w\s])(?!\d)", r" \1\2 ", CITATION_MARK.sub(" ", text))
+    named = _NAME_WITH_DIGITS.sub(" ", CITATION_MARK.sub(" ", text))
+    spaced = re.sub(r"(?<!\d)([^\w\s])|([^\w\s])(?!\d)", r" \1\2 ", named)
     written = number_words_as_digits(spaced.casefold(), language)
     return {re.sub(r"[.,](?=\d{3}\b)", "", number) for number in _NUMBER.findall(written)}
 

@@ -534,3 +534,18 @@ def test_a_chinese_sentence_takes_its_mark_before_its_full_stop():
     checked = grounding.check("埃菲爾鐵塔於 1889 年完工。", "埃菲爾鐵塔何時完工？",
                               ["艾菲爾鐵塔", "埃菲爾鐵塔於 1889 年為世界博覽會完工。"], "zh-Hant")
     assert grounding.marked("埃菲爾鐵塔於 1889 年完工。", checked) == ("埃菲爾鐵塔於 1889 年完工 [2]。", [2])
+
+
+def test_the_digits_of_a_name_are_no_number_a_passage_must_state():
+    # From the development set: "S2" in "DVB-S2" was read as the number 2, which [2] states ("两家");
+    # the sentence then stood on the number and kept citing [2], which never names DVB-S2.
+    sky = ("BSkyB的标清广播是以 DVB-兼容 MPEG-2 进行的。Sky+HD内容是使用 MPEG-4 广播的，大部分高清内容使用 "
+           "DVB-S2 标准。")
+    deal = "双发达成的协议包括，两家频道供应商都能获得额外的最高支付额度。目前还没有迹象表明新协议是否包括此前BSkyB提供的高清内容。"
+    assert grounding.numbers("大部分高清内容使用 DVB-S2 标准，MPEG-2、A380 与 COVID-19 亦然", "zh-Hant") == set()
+    assert grounding.numbers("Apolo 11 llegó en 1969, en los años 1960s", "es") == {"11", "1969", "1960"}
+    answer = "大部分高清内容使用 DVB-S2 标准 [2]。"
+    checked = grounding.check(answer, "大部分高清内容使用什么标准？", [sky, deal], "zh-Hant")
+    sentence = checked.sentences[0]
+    assert sentence.supported and (sentence.cites, sentence.cited_instead) == ([1], [2])
+    assert grounding.repointed(answer, checked) == "大部分高清内容使用 DVB-S2 标准 [1]。"
