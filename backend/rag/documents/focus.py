@@ -16,10 +16,10 @@ _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])|\n+")
 
 
 def question_terms(question: str) -> set[str]:
-    """What a sentence is matched on: the question's words of three letters or more (lowercased)
-    and, for Chinese, each pair of adjacent ideographs."""
-    terms = {word.casefold() for word in _WORD.findall(question)
-             if len(word) >= 3 and not _IDEOGRAPH.search(word)}
+    """What a sentence is matched on: the question's words of three letters or more (lowercased;
+    in Chinese, those written between ideographs too: "支持LOR", "1998年") and, for Chinese, each
+    pair of adjacent ideographs."""
+    terms = {word.casefold() for word in _WORD.findall(_IDEOGRAPH.sub(" ", question)) if len(word) >= 3}
     ideographs = "".join(_IDEOGRAPH.findall(question))
     runs = re.findall(r"[\u3400-\u9fff\uf900-\ufaff]+", question)
     terms.update(run[i:i + 2] for run in runs for i in range(len(run) - 1))

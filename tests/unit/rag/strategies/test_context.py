@@ -94,6 +94,13 @@ def test_focus_keeps_the_sentences_around_the_one_that_shares_the_questions_word
     assert focus("黑豹隊防守只丟了308分。他們排名第六。", "黑豹隊的防守丟了多少分？", 16) == "黑豹隊防守只丟了308分。"
 
 
+def test_a_latin_word_or_number_written_between_ideographs_is_matched_as_a_word_of_the_question():
+    # From the development set: "支持LOR" was one token holding ideographs, so "LOR" matched nothing
+    # and the tie between the two sentences went to the first, which does not answer.
+    text = "希曼斯成立了特设委员会，成为美国国家航空航天局任务模式决策的转折点。1961年末，载人太空船中心的成员开始支持LOR。"
+    assert focus(text, "美国宇航局的哪个部门首先支持LOR?", 36) == "1961年末，载人太空船中心的成员开始支持LOR。"
+
+
 def test_the_budget_gives_the_best_passage_the_largest_share_and_drops_what_cannot_keep_a_sentence():
     hits = [Hit(Chunk(n, n, 0, " ".join(f"Sentence {n}.{i} tells about pears and apples in the orchard."
                                          for i in range(30))), 1.0) for n in range(3)]
