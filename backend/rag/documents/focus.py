@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from rag.llms.base import estimate_tokens
 
-_IDEOGRAPH = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_IDEOGRAPHS = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
 _WORD = re.compile(r"[^\W_]+")
 # A sentence ends at . ! ? (followed by a space), at their CJK forms, or at a line break.
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])|\n+")
@@ -19,12 +19,11 @@ def question_terms(question: str) -> set[str]:
     """What a sentence is matched on: the question's words of three letters or more (lowercased;
     in Chinese, those written between ideographs too: "支持LOR", "1998年") and, for Chinese, each
     pair of adjacent ideographs."""
-    terms = {word.casefold() for word in _WORD.findall(_IDEOGRAPH.sub(" ", question)) if len(word) >= 3}
-    ideographs = "".join(_IDEOGRAPH.findall(question))
-    runs = re.findall(r"[\u3400-\u9fff\uf900-\ufaff]+", question)
+    terms = {word.casefold() for word in _WORD.findall(_IDEOGRAPHS.sub(" ", question)) if len(word) >= 3}
+    runs = _IDEOGRAPHS.findall(question)
     terms.update(run[i:i + 2] for run in runs for i in range(len(run) - 1))
-    if not terms and ideographs:
-        terms.update(ideographs)
+    if not terms:
+        terms.update("".join(runs))
     return terms
 
 
