@@ -443,16 +443,50 @@ def repointed(answer: str, grounding: Grounding) -> str:
     """``answer`` with each re-pointed sentence citing the passages that hold it: the reader
     follows the mark to the passage, so the mark must name that one (the trace keeps what the
     model wrote, ``cited_instead``). A sentence that only inherits the previous sentence's mark
-    has none of its own to change."""
-    for sentence in grounding.sentences:
+    has none of its own to change, but one that read the mark of a sentence re-pointed (the mark
+    stood after the re-pointed sentence's full stop, "… . [1]") gets its own: otherwise changing
+    that mark would take the passage holding them away from the sentences before it."""
+    for index, sentence in enumerate(grounding.sentences):
         first = CITATION_MARK.search(sentence.text)
         if not sentence.cited_instead or first is None:
             continue
+        if _CLOSING_STOP.search(sentence.text[:first.start()].rstrip()):
+            answer = _marked_borrowers(answer, grounding.sentences[:index], sentence.cites)
         # The sentence's several marks become one, naming the passages that hold it.
         mark = "[" + ", ".join(str(number) for number in sentence.cites) + "]"
         rest = re.sub(r"\s*" + CITATION_MARK.pattern, "", sentence.text[first.end():])
         answer = _rewritten(answer, sentence, sentence.text[:first.start()] + mark + rest)
     return answer
+
+
+_CLOSING = re.compile(r"[.!?。！？]*$")
+_CLOSING_STOP = re.compile(r"[.!?。！？]$")
+
+
+def _marked_borrowers(answer: str, before: Sequence[SentenceSupport], new_cites: list[int]) -> str:
+    """``answer`` with the sentences at the end of ``before`` that have no mark (they read the next
+    sentence's, written after its full stop, which now names ``new_cites``) each citing what the
+    check found holds them. Each gets a mark of its own: a mark after a full stop is read back to the
+    last sentence with one, so a mark on the first of them alone would leave the rest reading the
+    changed one."""
+    start = len(before)
+    while start > 0 and CITATION_MARK.search(before[start - 1].text) is None:
+        start -= 1
+    borrowers = before[start:]
+    if all(sentence.cites == new_cites for sentence in borrowers):
+        return answer
+    for sentence in borrowers:
+        if sentence.cites:
+            answer = _with_mark(answer, sentence)
+    return answer
+
+
+def _with_mark(answer: str, sentence: SentenceSupport) -> str:
+    """``answer`` with ``sentence`` citing its passages before its closing stop ("… and summing [2].")."""
+    closing = _CLOSING.search(sentence.text)
+    end = closing.start() if closing else len(sentence.text)
+    mark = "[" + ", ".join(str(number) for number in sentence.cites) + "]"
+    return _rewritten(answer, sentence, f"{sentence.text[:end].rstrip()} {mark}{sentence.text[end:]}")
 
 
 def _rewritten(answer: str, sentence: SentenceSupport, text: str) -> str:
@@ -462,9 +496,6 @@ def _rewritten(answer: str, sentence: SentenceSupport, text: str) -> str:
     return answer
 
 
-_CLOSING = re.compile(r"[.!?。！？]*$")
-
-
 def marked(answer: str, grounding: Grounding) -> tuple[str, list[int]]:
     """``answer`` (which cites no passage) with each supported sentence citing the passage that
     holds it, before its closing stop ("… and summing [2]."), and the numbers added in order."""
@@ -472,10 +503,7 @@ def marked(answer: str, grounding: Grounding) -> tuple[str, list[int]]:
     for sentence in grounding.sentences:
         if not sentence.supported or not sentence.cites or CITATION_MARK.search(sentence.text):
             continue
-        closing = _CLOSING.search(sentence.text)
-        end = closing.start() if closing else len(sentence.text)
-        mark = "[" + ", ".join(str(number) for number in sentence.cites) + "]"
-        answer = _rewritten(answer, sentence, f"{sentence.text[:end].rstrip()} {mark}{sentence.text[end:]}")
+        answer = _with_mark(answer, sentence)
         added.extend(number for number in sentence.cites if number not in added)
     return answer, added
 

@@ -549,3 +549,31 @@ def test_the_digits_of_a_name_are_no_number_a_passage_must_state():
     sentence = checked.sentences[0]
     assert sentence.supported and (sentence.cites, sentence.cited_instead) == ([1], [2])
     assert grounding.repointed(answer, checked) == "大部分高清内容使用 DVB-S2 标准 [1]。"
+
+
+def test_sentences_reading_a_re_pointed_mark_after_the_full_stop_keep_the_passage_holding_them():
+    # From the development set: three sentences copied from [1] and a fourth from [2], one mark
+    # after the last full stop ("… 。 [1]"). Re-pointing the fourth to [2] changed that mark, so the
+    # three sentences [1] holds, the answer among them, read [2] and the reader lost [1].
+    duties = ("In the United Kingdom pharmacy technicians manage the pharmacy department and its specialised "
+              "areas. Once qualified, pharmacy technicians register with the General Pharmaceutical Council.")
+    automation = "Legislation sets storage conditions. Pharmacy technicians now rely on automation to handle prescriptions."
+    answer = ("Pharmacy technicians manage the pharmacy department and its specialised areas. Once qualified, they "
+              "register with the General Pharmaceutical Council. They rely on automation to handle prescriptions. [1]")
+    checked = grounding.check(answer, "What are the duties of a pharmacy technician?", [duties, automation], "en")
+    assert [(sentence.cites, sentence.cited_instead) for sentence in checked.sentences] == \
+        [([1], None), ([1], None), ([2], [1])]
+    written = grounding.repointed(answer, checked)
+    assert written == ("Pharmacy technicians manage the pharmacy department and its specialised areas [1]. Once "
+                       "qualified, they register with the General Pharmaceutical Council [1]. They rely on automation "
+                       "to handle prescriptions. [2]")
+    assert [cites for _, cites in grounding.sentences(written)] == [[1], [1], [2]]
+    # When the sentences before read the same passage as the re-pointed one, its mark still covers them.
+    both = ("Pharmacy technicians manage the pharmacy department and its specialised areas. They rely on automation "
+            "to handle prescriptions.")
+    moved = "Pharmacy technicians manage the department. They rely on automation to handle prescriptions. [1]"
+    rechecked = grounding.check(moved, "What are the duties of a pharmacy technician?", ["Legislation sets storage "
+                                "conditions for medicines.", both], "en")
+    assert [sentence.cites for sentence in rechecked.sentences] == [[2], [2]]
+    assert grounding.repointed(moved, rechecked) == ("Pharmacy technicians manage the department. They rely on "
+                                                     "automation to handle prescriptions. [2]")
