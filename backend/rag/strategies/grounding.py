@@ -55,6 +55,13 @@ WHOLE_QUESTION_SUPPORTED = 0.3
 the sentence repeats: a passage holding less is about something else ("the second largest soybean
 producer" for a question about oil)."""
 
+REPOINTED_QUESTION_MARGIN = 0.1
+"""How much less of the question (by weight) a passage may hold than the one a sentence cites and
+still become its citation. The model cites the passage about the question; a claim whose words
+only a passage about something else holds was borrowed from it ("罗马人害怕…的部落叫“北方匪徒” [1]":
+[1] on Hadrian's Wall holds 0.8 of the question, the "northern bandits" of a passage on the Trần
+dynasty 0.4), and is not moved there."""
+
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？])")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 # Letters then digits ("DVB-S2", "MPEG-2", "A380", "COVID-19") name a thing: the digits are part of
@@ -331,8 +338,10 @@ def check(answer: str, question: str, passages: Sequence[str], language: str) ->
 
         valid = [number for number in cites if 1 <= number <= len(passages)]
         best: SentenceSupport | None = None
+        cited_question = 0.0  # the most of the question a passage the sentence cites holds
         for number in valid or range(1, len(passages) + 1):
             support = held_by([number])
+            cited_question = max(cited_question, support.whole_question)
             if best is None or (support.supported, support.new_terms) > (best.supported, best.new_terms):
                 best = support
         if valid and len(valid) > 1 and not (best and best.supported):
@@ -350,11 +359,13 @@ def check(answer: str, question: str, passages: Sequence[str], language: str) ->
         if valid and not (best and best.supported and best.new_terms == 1.0):
             # A small model sometimes cites the wrong number: another passage that holds the
             # sentence (or more of what it says than the one cited) becomes its citation, and the
-            # trace says so.
+            # trace says so; not a passage about something else (``REPOINTED_QUESTION_MARGIN``).
             for number in range(1, len(passages) + 1):
                 if number in valid:
                     continue
                 other = held_by([number])
+                if other.whole_question < cited_question - REPOINTED_QUESTION_MARGIN:
+                    continue
                 if other.supported and (best is None or not best.supported or other.new_terms > best.new_terms):
                     other.cited_instead = valid
                     best = other

@@ -577,3 +577,22 @@ def test_sentences_reading_a_re_pointed_mark_after_the_full_stop_keep_the_passag
     assert [sentence.cites for sentence in rechecked.sentences] == [[2], [2]]
     assert grounding.repointed(moved, rechecked) == ("Pharmacy technicians manage the department. They rely on "
                                                      "automation to handle prescriptions. [2]")
+
+
+def test_a_claim_borrowed_from_a_passage_about_something_else_is_not_re_pointed_there():
+    # From the development set: the model cited the passage on Hadrian's Wall, which names the Picts,
+    # and wrote the "northern bandits" of a passage on the Trần dynasty. Moving the mark to that
+    # passage made an invented answer look supported; a wrong citation number is moved only to a
+    # passage about the question as much as the one cited.
+    wall = ("哈德良长城的长度是73英里（117公里），跨越英国的宽度;城墙装有壁垒，建筑目的主要用于防御，以防止不必要的移民和"
+            "来自北方的 皮克特族 部落的入侵，而不是用作重大入侵的战斗防线。罗马人在长城沿线修建了堡垒。")
+    tran = ("利亚姆·凯利教授指出，赵忠、许宗道等宋人在蒙古人侵略宋朝后逃往越南陈王朝，他们也帮助了陈王朝抗击蒙古人入侵。"
+            "记载了蒙古人入侵、并将其称作“北方匪徒”的道士许宗道亦本是福建人。")
+    question = "罗马人害怕从北方入侵的部落叫什么？"
+    borrowed = grounding.check("罗马人害怕从北方入侵的部落叫“北方匪徒” [1]。", question, [wall, tran], "zh-Hant")
+    assert borrowed.declined_by == "support"
+    assert borrowed.sentences[0].cites == [1] and borrowed.sentences[0].cited_instead is None
+    # The same slip of the number towards a passage about the question is still mended.
+    right = grounding.check("罗马人害怕从北方入侵的部落叫皮克特族 [1]。", question, [tran, wall], "zh-Hant")
+    sentence = right.sentences[0]
+    assert right.declined_by is None and (sentence.cites, sentence.cited_instead) == ([2], [1])
