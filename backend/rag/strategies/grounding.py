@@ -461,17 +461,25 @@ def repointed(answer: str, grounding: Grounding) -> str:
         first = CITATION_MARK.search(sentence.text)
         if not sentence.cited_instead or first is None:
             continue
-        if _CLOSING_STOP.search(sentence.text[:first.start()].rstrip()):
+        if _closing_stop(sentence.text[:first.start()].rstrip()):
             answer = _marked_borrowers(answer, grounding.sentences[:index], sentence.cites)
         # The sentence's several marks become one, naming the passages that hold it.
-        mark = "[" + ", ".join(str(number) for number in sentence.cites) + "]"
         rest = re.sub(r"\s*" + CITATION_MARK.pattern, "", sentence.text[first.end():])
-        answer = _rewritten(answer, sentence, sentence.text[:first.start()] + mark + rest)
+        answer = _rewritten(answer, sentence, sentence.text[:first.start()] + _mark(sentence.cites) + rest)
     return answer
 
 
 _CLOSING = re.compile(r"[.!?。！？]*$")
-_CLOSING_STOP = re.compile(r"[.!?。！？]$")
+
+
+def _closing_stop(text: str) -> str:
+    """The full stops ``text`` ends with ("" when none)."""
+    match = _CLOSING.search(text)
+    return match.group() if match else ""
+
+
+def _mark(cites: Sequence[int]) -> str:
+    return "[" + ", ".join(str(number) for number in cites) + "]"
 
 
 def _marked_borrowers(answer: str, before: Sequence[SentenceSupport], new_cites: list[int]) -> str:
@@ -494,10 +502,9 @@ def _marked_borrowers(answer: str, before: Sequence[SentenceSupport], new_cites:
 
 def _with_mark(answer: str, sentence: SentenceSupport) -> str:
     """``answer`` with ``sentence`` citing its passages before its closing stop ("… and summing [2].")."""
-    closing = _CLOSING.search(sentence.text)
-    end = closing.start() if closing else len(sentence.text)
-    mark = "[" + ", ".join(str(number) for number in sentence.cites) + "]"
-    return _rewritten(answer, sentence, f"{sentence.text[:end].rstrip()} {mark}{sentence.text[end:]}")
+    end = len(sentence.text) - len(_closing_stop(sentence.text))
+    return _rewritten(answer, sentence,
+                      f"{sentence.text[:end].rstrip()} {_mark(sentence.cites)}{sentence.text[end:]}")
 
 
 def _rewritten(answer: str, sentence: SentenceSupport, text: str) -> str:
