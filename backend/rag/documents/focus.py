@@ -9,6 +9,8 @@ from collections.abc import Callable
 
 from rag.llms.base import estimate_tokens
 
+from .sentences import ends_with_abbreviation
+
 _IDEOGRAPHS = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
 _WORD = re.compile(r"[^\W_]+")
 # A sentence ends at . ! ? (followed by a space), at their CJK forms, or at a line break.
@@ -30,6 +32,8 @@ def question_terms(question: str) -> set[str]:
 def sentence_bounds(text: str) -> list[tuple[int, int]]:
     bounds, start = [], 0
     for match in _SENTENCE_END.finditer(text):
+        if "\n" not in match.group() and ends_with_abbreviation(text, match.start()):
+            continue
         if match.end() > start and text[start:match.start()].strip():
             bounds.append((start, match.start() if match.group().isspace() else match.end()))
         start = match.end()

@@ -40,6 +40,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from rag.documents.sentences import ends_with_abbreviation
+
 from .answer_prompts import CITATION_MARK, cited_numbers, is_declined
 
 NEW_TERMS_SUPPORTED = 0.5
@@ -283,7 +285,8 @@ def sentences(answer: str) -> list[tuple[str, list[int]]]:
     has any) and, when it has none, the sentences before it back to the last one with a number of
     its own."""
     text = answer.strip()
-    bounds = [0, *(match.end() for match in _SENTENCE.finditer(text)), len(text)]
+    bounds = [0, *(match.end() for match in _SENTENCE.finditer(text)
+                   if not ends_with_abbreviation(text, match.start())), len(text)]
     found: list[tuple[str, list[int]]] = []
     starts: list[int] = []
     own: list[bool] = []

@@ -5,7 +5,7 @@ import re
 import pytest
 
 from rag.documents.chunkers import RecursiveCharacterChunker
-from rag.documents.focus import focus
+from rag.documents.focus import focus, sentence_bounds
 from rag.documents.models import Chunk
 from rag.documents.parsers.base import Section
 from rag.llms import LocalLLM, OpenAICompatibleLLM, ReadingDefaults, estimate_tokens
@@ -92,6 +92,23 @@ def test_focus_keeps_the_sentences_around_the_one_that_shares_the_questions_word
         "Espaliers along the south wall were trained by Ada Moss in 1950. The shop opens at nine.")
     assert focus(text, "Who trained the espaliers?", 5) == ""
     assert focus("黑豹隊防守只丟了308分。他們排名第六。", "黑豹隊的防守丟了多少分？", 16) == "黑豹隊防守只丟了308分。"
+
+
+def test_an_initial_or_a_title_does_not_end_a_sentence_the_cut_keeps():
+    # From the development set: cut at "Rajendra K.", the passage the model read ended with that
+    # half name, and the model answered that Pachauri was the IPCC's first chair.
+    text = ("El economista Hoesung Lee es el presidente del IPCC desde 2015. "
+            "Los presidentes anteriores fueron Rajendra K. Pachauri, elegido en 2002, y Bert Bolin en 1988. "
+            "La sede de EE. UU. queda en Washington.")
+    assert [text[start:end] for start, end in sentence_bounds(text)] == [
+        "El economista Hoesung Lee es el presidente del IPCC desde 2015.",
+        "Los presidentes anteriores fueron Rajendra K. Pachauri, elegido en 2002, y Bert Bolin en 1988.",
+        "La sede de EE. UU. queda en Washington."]
+    assert focus(text, "¿Quiénes fueron los presidentes anteriores?", 30) == (
+        "Los presidentes anteriores fueron Rajendra K. Pachauri, elegido en 2002, y Bert Bolin en 1988.")
+    lines = "Vitamin C.\nA line of its own. Dr. Moss, St. Ives."
+    assert [lines[start:end] for start, end in sentence_bounds(lines)] == [
+        "Vitamin C.", "A line of its own.", "Dr. Moss, St. Ives."]
 
 
 def test_a_latin_word_or_number_written_between_ideographs_is_matched_as_a_word_of_the_question():

@@ -317,6 +317,17 @@ def test_marks_after_the_full_stop_cite_the_sentences_before_them_and_are_no_sen
     assert grounding.sentences(answer) == expected
 
 
+def test_an_initial_in_an_answer_does_not_cut_its_sentence_in_two():
+    # "… John F." and "Kennedy [1]." were judged apart: the half sentence without the name was
+    # supported and "Kennedy [1]." flagged, shown to the reader as an unsupported sentence.
+    passage = "La sonda fue lanzada en 1962 por orden de John F. Kennedy, que visitó la base ese año."
+    answer = "La sonda fue lanzada en 1962 por orden de John F. Kennedy [1]."
+    checked = grounding.check(answer, "¿Quién ordenó lanzar la sonda?", [passage], "es")
+    assert [(sentence.text, sentence.supported) for sentence in checked.sentences] == [(answer, True)]
+    assert grounding.sentences("Lo dirige el Dr. Moss en EE. UU. [1]. Abrió en 1912 [2].") == [
+        ("Lo dirige el Dr. Moss en EE. UU. [1].", [1]), ("Abrió en 1912 [2].", [2])]
+
+
 def test_an_answer_whose_mark_follows_its_last_full_stop_is_supported_sentence_by_sentence():
     passage = ("How to build a hybrid retriever. In the builder: Open Pipelines and choose New pipeline; pick the "
                "knowledge base. Add a child: BM25Retriever, top_k 100. For Spanish set its vectorizer's stop_words "
