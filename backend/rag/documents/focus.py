@@ -9,11 +9,12 @@ from collections.abc import Callable
 
 from rag.llms.base import estimate_tokens
 
-from .sentences import ends_with_abbreviation
+from .sentences import ends_a_sentence
 
 _IDEOGRAPHS = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
 _WORD = re.compile(r"[^\W_]+")
-# A sentence ends at . ! ? (followed by a space), at their CJK forms, or at a line break.
+# A sentence ends at . ! ? (followed by a space; not after an initial, ``sentences``), at their CJK
+# forms, or at a line break.
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])|\n+")
 
 
@@ -32,7 +33,7 @@ def question_terms(question: str) -> set[str]:
 def sentence_bounds(text: str) -> list[tuple[int, int]]:
     bounds, start = [], 0
     for match in _SENTENCE_END.finditer(text):
-        if "\n" not in match.group() and ends_with_abbreviation(text, match.start()):
+        if not ends_a_sentence(text, match):
             continue
         if match.end() > start and text[start:match.start()].strip():
             bounds.append((start, match.start() if match.group().isspace() else match.end()))

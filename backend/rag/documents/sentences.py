@@ -10,6 +10,8 @@ _ABBREVIATION = re.compile(r"(?<!\w)(?:[A-ZÁÉÍÓÚÑ]|EE|UU|Dr|Dra|Sr|Sra|Sre
 _LONGEST = 5  # "Sres."
 
 
-def ends_with_abbreviation(text: str, end: int) -> bool:
-    """Whether ``text[:end]`` ends with an initial or a short title and its full stop."""
-    return _ABBREVIATION.search(text, max(0, end - _LONGEST), end) is not None
+def ends_a_sentence(text: str, separator: re.Match[str]) -> bool:
+    """Whether the sentence break ``separator`` found in ``text`` ends a sentence: a line break
+    always does; white space after an initial or a short title and its full stop does not."""
+    return "\n" in separator.group() or _ABBREVIATION.search(
+        text, max(0, separator.start() - _LONGEST), separator.start()) is None

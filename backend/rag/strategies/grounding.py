@@ -40,7 +40,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from rag.documents.sentences import ends_with_abbreviation
+from rag.documents.sentences import ends_a_sentence
 
 from .answer_prompts import CITATION_MARK, cited_numbers, is_declined
 
@@ -285,8 +285,7 @@ def sentences(answer: str) -> list[tuple[str, list[int]]]:
     has any) and, when it has none, the sentences before it back to the last one with a number of
     its own."""
     text = answer.strip()
-    bounds = [0, *(match.end() for match in _SENTENCE.finditer(text)
-                   if not ends_with_abbreviation(text, match.start())), len(text)]
+    bounds = [0, *(match.end() for match in _SENTENCE.finditer(text) if ends_a_sentence(text, match)), len(text)]
     found: list[tuple[str, list[int]]] = []
     starts: list[int] = []
     own: list[bool] = []
