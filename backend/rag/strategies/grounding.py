@@ -17,10 +17,12 @@ A question that asks for a number ("How many…", "¿Cuántos…?", "多少人",
 is not answered by a draft stating none: the model wrote around a passage that does not hold it
 (``declined_by`` "number").
 
-A question asking two things is often answered from two passages: a sentence that needs two
-passages to hold what it says is supported by the two together (``_drawn_from_two``), and
-sentences answering one part each from their own passages meet the floor over the passages they
-cite together (``_parts_answered``).
+A question asking two things is often answered from two passages: a sentence repeating one part
+of it (``rag.retrievers.composite.agentic.parts``) is judged by its passage's share of that part,
+since the other part's answer is in another passage; a sentence that needs two passages to hold
+what it says is supported by the two together (``_drawn_from_two``); and sentences answering one
+part each from their own passages meet the floor over the passages they cite together
+(``_parts_answered``).
 
 Terms are the words of three letters or more, stop words left out, English and Spanish stemmed
 (Snowball; an English plural it leaves whole, "children", reads as its singular), Chinese cut into
@@ -41,6 +43,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from rag.documents.sentences import ends_a_sentence
+from rag.retrievers.composite.agentic.parts import question_parts
 
 from .answer_prompts import CITATION_MARK, cited_numbers, is_declined
 
@@ -126,7 +129,8 @@ class SentenceSupport:
     """The share (by weight) of the question's terms it repeats (or of all of them) found in the passage."""
     missing_numbers: list[str] = field(default_factory=list)
     whole_question: float = 1.0
-    """The share (by weight) of all the question's terms found in the passage."""
+    """The share (by weight) of all the question's terms found in the passage (or of the one part
+    of a two-part question the sentence repeats, when that is more)."""
     cited_instead: list[int] | None = None
     """The numbers the answer wrote, when ``cites`` names others: a mark named a passage that does
     not hold the sentence, or one holding part of what it says while another holds all of it."""
@@ -323,20 +327,23 @@ def check(answer: str, question: str, passages: Sequence[str], language: str) ->
         return Grounding([], declined_by="answer")
     question_terms = terms(question, language)
     question_numbers = numbers(question, language)
+    parts = question_parts(question, language)
+    part_terms = [terms(part, language) for part in parts] if len(parts) > 1 else []
     passage_terms = [terms(passage, language) for passage in passages]
     passage_numbers = [numbers(passage, language) for passage in passages]
     checked = []
     for text, cites in sentences(answer):
+        part = _part_answered(text, part_terms, language)
 
-        def held_by(numbers_cited: list[int], text: str = text) -> SentenceSupport:
+        def held_by(numbers_cited: list[int], text: str = text, part: dict[str, int] = part) -> SentenceSupport:
             """The sentence against one passage, or several read as one."""
             if len(numbers_cited) == 1:
                 index = numbers_cited[0] - 1
-                return _support(text, numbers_cited, question_terms, question_numbers, passages[index],
+                return _support(text, numbers_cited, question_terms, part, question_numbers, passages[index],
                                 passage_terms[index], passage_numbers[index], language)
             joined = "\n".join(passages[number - 1] for number in numbers_cited)
-            return _support(text, numbers_cited, question_terms, question_numbers, joined, terms(joined, language),
-                            numbers(joined, language), language)
+            return _support(text, numbers_cited, question_terms, part, question_numbers, joined,
+                            terms(joined, language), numbers(joined, language), language)
 
         valid = [number for number in cites if 1 <= number <= len(passages)]
         best: SentenceSupport | None = None
@@ -401,6 +408,21 @@ def states_an_amount(answer: str, question: str, language: str) -> bool:
     text = CITATION_MARK.sub(" ", answer)
     return bool(numbers(text, language) - numbers(question, language)) \
         or _AMOUNT_WORDS[language_family(language)].search(text) is not None
+
+
+def _part_answered(sentence: str, part_terms: list[dict[str, int]], language: str) -> dict[str, int]:
+    """The terms of the part of a two-part question ``sentence`` repeats the most of (by weight);
+    {} for a question asking one thing, a sentence repeating none, or one repeating a fair weight
+    of another part too ("结构应力是由于栉水母的…身体导致的，…栉水母的化石有多古老…": it is about the
+    whole question)."""
+    said = terms(sentence, language)
+    weights = [sum(weight for term, weight in part.items() if term in said) for part in part_terms]
+    if not weights or max(weights) == 0:
+        return {}
+    best = weights.index(max(weights))
+    if any(weight >= LIGHTEST_CLAIM for index, weight in enumerate(weights) if index != best):
+        return {}
+    return part_terms[best]
 
 
 def _drawn_from_two(best: SentenceSupport, valid: list[int], passage_count: int,
@@ -528,8 +550,9 @@ def marked(answer: str, grounding: Grounding) -> tuple[str, list[int]]:
     return answer, added
 
 
-def _support(text: str, cites: list[int], question_terms: dict[str, int], question_numbers: set[str],
-             passage: str, held: dict[str, int], held_numbers: set[str], language: str) -> SentenceSupport:
+def _support(text: str, cites: list[int], question_terms: dict[str, int], part: dict[str, int],
+             question_numbers: set[str], passage: str, held: dict[str, int], held_numbers: set[str],
+             language: str) -> SentenceSupport:
     said = terms(text, language)
     own = {term: weight for term, weight in said.items() if term not in question_terms}
     own.update({quote: weight for quote, weight in quoted_terms(text, language).items() if quote not in question_terms})
@@ -547,7 +570,9 @@ def _support(text: str, cites: list[int], question_terms: dict[str, int], questi
         new_share = 1.0
     else:
         new_share = _share(own, held, passage)
-    whole_question_share = _share(question_terms, held, passage)
+    # A sentence answering one part of a two-part question is about that part, whose answer is in
+    # its own passage: the passage must hold the whole question or that part.
+    whole_question_share = max(_share(question_terms, held, passage), _share(part, held, passage) if part else 0.0)
     question_share = max(whole_question_share,
                          _share(echoed, held, passage) if sum(echoed.values()) >= LIGHTEST_CLAIM else 0.0)
     supported = (not missing and new_share >= NEW_TERMS_SUPPORTED and question_share >= QUESTION_TERMS_SUPPORTED

@@ -496,17 +496,43 @@ TWO_PART_ES = ("¿Cuándo se incorporó Dinamarca a la UE y qué conjetura sosti
 
 
 def test_sentences_answering_one_part_each_from_their_own_passages_are_supported():
-    # A passage holding one part of a two-part question holds little of the whole question; the
-    # passages the answer's sentences cite together hold it.
+    # A passage holding one part of a two-part question holds little of the whole question, but it
+    # holds the part the sentence answers: each sentence is judged by its passage's share of that part.
     answer = ("Dinamarca se incorporó a la UE en 1972 [1]. La conjetura de Polignac sostiene que hay infinitos pares "
               "de primos consecutivos que difieren en 2n [2].")
     checked = grounding.check(answer, TWO_PART_ES, [DENMARK, POLIGNAC], "es")
-    assert [sentence.supported for sentence in checked.sentences] == [True, True]
-    assert checked.sentences[0].parts_cited == [1, 2]
-    # Alone, the first part's answer is not enough: its passage is about something else than
-    # most of the question.
+    assert [(sentence.cites, sentence.supported) for sentence in checked.sentences] == [([1], True), ([2], True)]
+    # One part answered from its passage is a right answer to that part, not a decline; words the
+    # passage does not hold are still no answer.
     one = grounding.check("Dinamarca se incorporó a la UE en 1972 [1].", TWO_PART_ES, [DENMARK, POLIGNAC], "es")
-    assert one.declined_by == "support"
+    assert one.declined_by is None
+    invented = grounding.check("Dinamarca se incorporó a la UE en 1986 tras un referéndum [1].", TWO_PART_ES,
+                               [DENMARK, POLIGNAC], "es")
+    assert invented.declined_by == "support"
+
+
+HURRICANE = ("El efecto más fuerte en Jacksonville fue del huracán Dora en 1964. El ojo cruzó San Agustín con vientos "
+             "que apenas habían disminuido a 110 mph.")
+COUNTDOWN = ('Para enero se planificó una prueba de "desconexión", que simularía una cuenta atrás del lanzamiento en el '
+             "LC-34 con el traslado de la nave a la alimentación interna.")
+TWO_PART_HURRICANE = ("¿Con qué velocidad soplaron los vientos alrededor de San Agustín en el huracán de 1964 y qué fue lo "
+                      "que se hizo para simular en el LC-34?")
+
+
+def test_a_sentence_copied_from_the_passage_of_its_part_is_supported_and_the_answer_stands():
+    # From the two-fact development set: both facts answered, the mark after the last full stop
+    # naming the countdown passage for both sentences; the answer was declined, as that passage holds
+    # 0.13 of the whole question, whose first part's words weigh more.
+    answer = ("Los vientos alrededor de San Agustín en el huracán de 1964 alcanzaron hasta 110 mph. Para simular en el "
+              'LC-34 se planificó una prueba de "desconexión" que simularía una cuenta atrás del lanzamiento. [2]')
+    checked = grounding.check(answer, TWO_PART_HURRICANE, [HURRICANE, COUNTDOWN], "es")
+    assert checked.declined_by is None
+    assert [(sentence.cites, sentence.supported) for sentence in checked.sentences][1] == ([2], True)
+    # A sentence repeating both parts is about the whole question, which the countdown passage
+    # holds too little of: it is judged as before.
+    both = grounding.check("Los vientos de San Agustín en el huracán de 1964 se simularon en el LC-34 con una prueba "
+                           'de "desconexión" [2].', TWO_PART_HURRICANE, [HURRICANE, COUNTDOWN], "es")
+    assert not both.sentences[0].supported
 
 
 FUSION_WEIGHTED = ("fusion weighted (what the Hybrid preset uses) — each child's scores are min–max normalised to 0–1 "
