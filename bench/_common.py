@@ -176,6 +176,16 @@ def mean_of(values: Sequence[float]) -> float | None:
     return round(sum(values) / len(values), 3) if values else None
 
 
+def answer_check_fields(state: dict) -> dict:
+    """What the answer check made of a finished run's answer: the draft the model wrote (the answer
+    itself when the check changed nothing), the check's verdict per sentence, and what declined it
+    (None when the answer stands); rows keep them so ``answer_check.py`` can replay the check."""
+    generate = next((step for step in (state.get("trace") or {}).get("steps", []) if step.get("step") == "generate"),
+                    {})
+    return {"draft": generate.get("draft", state.get("response") or ""), "grounding": generate.get("grounding"),
+            "declined_by": (state.get("declined") or {}).get("by")}
+
+
 def p50(values: Iterable[float | None]) -> int | None:
     """The median of the values given (None left out), rounded; None when none is given."""
     present = [value for value in values if value is not None]

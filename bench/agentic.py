@@ -53,6 +53,7 @@ from typing import Any
 from answers import ask, knowledge_base
 
 from _common import (
+    answer_check_fields,
     dataset_language,
     datasets_dir,
     emit,
@@ -191,8 +192,6 @@ def scored(turn: dict[str, Any], item: dict[str, Any], language: str, names: dic
     sent = [chunk["text"] for chunk in state.get("chunks_sent") or []]
     retrieved = state.get("chunks") or []
     facts = item["facts"]
-    generate = next((step for step in (state.get("trace") or {}).get("steps", []) if step.get("step") == "generate"),
-                    {})
     in_answer = [not declined and holds(strip_citations(answer), fact, language) for fact in facts]
     in_sent = [holds("\n".join(sent), fact, language) for fact in facts]
     in_retrieved = [holds("\n".join(chunk["text"] for chunk in retrieved), fact, language) for fact in facts]
@@ -200,8 +199,7 @@ def scored(turn: dict[str, Any], item: dict[str, Any], language: str, names: dic
         "id": item["id"], "kind": item["kind"], "question": item["question"],
         "answers": [fact["answers"] for fact in facts], "articles": [fact["article"] for fact in facts],
         "found_by": item.get("found_by"),
-        "answer": answer, "declined": declined, "declined_by": (state.get("declined") or {}).get("by"),
-        "draft": generate.get("draft", answer), "grounding": generate.get("grounding"),
+        "answer": answer, "declined": declined, **answer_check_fields(state),
         "both_facts": float(all(in_answer)), "any_fact": float(any(in_answer)),
         "passages_hold_both": float(all(in_sent)), "retrieved_hold_both": float(all(in_retrieved)),
         "facts_in_answer": in_answer, "facts_in_passages": in_sent, "facts_in_retrieved": in_retrieved,

@@ -59,7 +59,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from _common import dataset_language, datasets_dir, emit, machine, mean_of, p50
+from _common import answer_check_fields, dataset_language, datasets_dir, emit, machine, mean_of, p50
 from rag.evaluation import PipelineSpec, RunOptions, evaluate, load_beir
 from rag.evaluation.runner import streamed_answer
 from rag.llms import ANSWER_MODEL
@@ -205,22 +205,19 @@ def scored(turn: dict, item: dict, language: str) -> dict:
 
     state = turn["state"]
     answer = state.get("response") or ""
-    generate = next((step for step in (state.get("trace") or {}).get("steps", []) if step.get("step") == "generate"),
-                    {})
     sent = {chunk["n"]: chunk["text"] for chunk in state.get("chunks_sent") or []}
     citations = state.get("citations") or []
     declined = state.get("declined") is not None
     return {
         "id": item["id"], "question": item["question"], "answers": item["answers"],
         "search_question": state.get("search_question"), "answered_question": state.get("answered_question"),
-        "answer": answer, "draft": generate.get("draft", answer),
-        "declined": declined, "declined_by": (state.get("declined") or {}).get("by"),
+        "answer": answer, "declined": declined, **answer_check_fields(state),
         "concise_contains": 0.0 if declined else concise_contains(answer, item["answers"], language),
         "context_contains": answer_contains("\n".join(sent.values()), item["answers"], language),
         "citations": [{"n": citation["n"], "holds_reference": answer_contains(sent.get(citation["n"], ""),
                                                                               item["answers"], language),
                        "supported": citation.get("supported", True)} for citation in citations],
-        "passages": list(sent.values()), "grounding": generate.get("grounding"),
+        "passages": list(sent.values()),
         "first_token_ms": turn["first_token_ms"], "total_ms": turn["total_ms"], "prompt": prompt_key(state),
         "error": state.get("error"),
     }

@@ -333,7 +333,7 @@ def check(answer: str, question: str, passages: Sequence[str], language: str) ->
     passage_numbers = [numbers(passage, language) for passage in passages]
     checked = []
     for text, cites in sentences(answer):
-        part = _part_answered(text, part_terms, language)
+        part = _part_repeated(text, part_terms, language)
 
         def held_by(numbers_cited: list[int], text: str = text, part: dict[str, int] = part) -> SentenceSupport:
             """The sentence against one passage, or several read as one."""
@@ -410,7 +410,7 @@ def states_an_amount(answer: str, question: str, language: str) -> bool:
         or _AMOUNT_WORDS[language_family(language)].search(text) is not None
 
 
-def _part_answered(sentence: str, part_terms: list[dict[str, int]], language: str) -> dict[str, int]:
+def _part_repeated(sentence: str, part_terms: list[dict[str, int]], language: str) -> dict[str, int]:
     """The terms of the part of a two-part question ``sentence`` repeats the most of (by weight);
     {} for a question asking one thing, a sentence repeating none, or one repeating a fair weight
     of another part too ("结构应力是由于栉水母的…身体导致的，…栉水母的化石有多古老…": it is about the
