@@ -178,12 +178,13 @@ def mean_of(values: Sequence[float]) -> float | None:
 
 def answer_check_fields(state: dict) -> dict:
     """What the answer check made of a finished run's answer: the draft the model wrote (the answer
-    itself when the check changed nothing), the check's verdict per sentence, and what declined it
-    (None when the answer stands); rows keep them so ``answer_check.py`` can replay the check."""
+    itself when the check changed nothing), the check's verdict per sentence, what declined it
+    (None when the answer stands) and the parts of the question asked again; rows keep them so ``answer_check.py`` can replay the check."""
     generate = next((step for step in (state.get("trace") or {}).get("steps", []) if step.get("step") == "generate"),
                     {})
     return {"draft": generate.get("draft", state.get("response") or ""), "grounding": generate.get("grounding"),
-            "declined_by": (state.get("declined") or {}).get("by")}
+            "declined_by": (state.get("declined") or {}).get("by"),
+            "parts_asked_again": generate.get("parts_asked_again")}
 
 
 def p50(values: Iterable[float | None]) -> int | None:

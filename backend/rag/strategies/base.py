@@ -23,7 +23,7 @@ from rag.documents.models import SourceDocument
 from rag.retrievers import BaseRetriever, Hit, RetrievalError
 from rag.tracing import RunLimits, TraceRecorder, default_run_limits, recording
 
-from . import followups, grounding, relevance
+from . import followups, grounding, left_out_parts, relevance
 from .answer_prompts import CITATION_MARK, NOT_FOUND
 
 logger = logging.getLogger(__name__)
@@ -398,6 +398,10 @@ class Strategy(ConfigObject[ParamsT]):
                 entry["draft"] = run.state["response"]
                 self._decline(run, checked.declined_by, prepared, synthesizer)
                 return
+            streamed = run.state["response"]
+            checked = self._answer_left_out_parts(run, entry, synthesizer, prepared, checked)
+            if run.state["response"] != streamed:
+                entry["draft"] = streamed
             written = run.state["response"]
             if CITATION_MARK.search(written):
                 run.state["response"] = grounding.repointed(written, checked)
@@ -408,7 +412,7 @@ class Strategy(ConfigObject[ParamsT]):
                 if marked:
                     entry["citations_marked"] = marked
             if run.state["response"] != written:
-                entry["draft"] = written  # as streamed: the stored answer cites the passages that hold it
+                entry.setdefault("draft", written)  # as streamed: the stored answer cites the passages that hold it
             entry["grounding"] = checked.to_dict()
             citations = synthesizer.citations(run.state["response"], prepared, self.documents)
             supported = {number for sentence in checked.sentences if sentence.supported for number in sentence.cites}
@@ -417,6 +421,40 @@ class Strategy(ConfigObject[ParamsT]):
             run.state["citations"] = citations
             run.state["unsupported"] = [sentence.text for sentence in checked.unsupported]
             run.state["trace"]["unsupported"] = run.state["unsupported"]
+
+    def _answer_left_out_parts(self, run: RunContext, entry: dict[str, Any], synthesizer: Any, prepared: Any,
+                               checked: grounding.Grounding) -> grounding.Grounding:
+        """The answer with each part of a several-part question it left out asked again on its own
+        (``rag.strategies.left_out_parts``), and its check. The trace records each part asked, the
+        model's answer and what was added; a limit or a failure of the extra call keeps the answer
+        as it stands."""
+        if not getattr(getattr(synthesizer, "params", None), "ask_left_out_parts", False):
+            return checked
+        asked: list[dict[str, Any]] = []
+        for left_out in left_out_parts.left_out_parts(checked, prepared.question, prepared.language):
+            part_prepared = synthesizer.asking(prepared, left_out.part)
+            try:
+                run.check()
+                text = synthesizer.answer(part_prepared)
+            except TrellisError as exc:
+                logger.info("a left-out part was not asked again: %s", exc)
+                asked.append({"part": left_out.part, "error": readable_error(exc).message})
+                break
+            part_checked = synthesizer.ground(text, part_prepared)
+            added = left_out_parts.supported_answer(text, part_checked, left_out.part, prepared.language)
+            asked.append(left_out_parts.trace_entry(left_out, text, part_checked, added))
+            if not added:
+                continue
+            before = run.state["response"].strip()
+            run.state["response"] = left_out_parts.with_part_answered(before, left_out, added)
+            if run.state["response"].startswith(before):  # appended: the reader sees it come
+                run.emit({"type": "generation.delta", "text": run.state["response"][len(before):]})
+        if not asked:
+            return checked
+        entry["parts_asked_again"] = asked
+        if not any(item.get("added") for item in asked):
+            return checked
+        return synthesizer.ground(run.state["response"], prepared)
 
     def _decline(self, run: RunContext, by: str, prepared: Any, synthesizer: Any) -> None:
         """The "not found" reply in the question's language, with no citation and the closest

@@ -67,7 +67,8 @@ only a passage about something else holds was borrowed from it ("罗马人害怕
 [1] on Hadrian's Wall holds 0.8 of the question, the "northern bandits" of a passage on the Trần
 dynasty 0.4), and is not moved there."""
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？])")
+# A sentence ends after a full stop, and at a line break after a citation mark ("… 不服从。 [1]\n物体…").
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？])|(?<=\])[ \t]*\n+(?=\S)")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 # Letters then digits ("DVB-S2", "MPEG-2", "A380", "COVID-19") name a thing: the digits are part of
 # its name, not an amount a passage must state.
@@ -299,7 +300,7 @@ def sentences(answer: str) -> list[tuple[str, list[int]]]:
         if not sentence.strip():
             continue
         cites = cited_numbers(sentence)
-        if not CITATION_MARK.sub("", sentence).strip(" .。"):
+        if not CITATION_MARK.sub("", sentence).strip(" \t\r\n.。"):
             if cites and found:
                 found[-1] = (text[starts[-1]:end].strip(), found[-1][1])
                 if own[-1]:
@@ -520,11 +521,11 @@ def _marked_borrowers(answer: str, before: Sequence[SentenceSupport], new_cites:
         return answer
     for sentence in borrowers:
         if sentence.cites:
-            answer = _with_mark(answer, sentence)
+            answer = with_mark(answer, sentence)
     return answer
 
 
-def _with_mark(answer: str, sentence: SentenceSupport) -> str:
+def with_mark(answer: str, sentence: SentenceSupport) -> str:
     """``answer`` with ``sentence`` citing its passages before its closing stop ("… and summing [2].")."""
     end = len(sentence.text) - len(_closing_stop(sentence.text))
     return _rewritten(answer, sentence,
@@ -545,7 +546,7 @@ def marked(answer: str, grounding: Grounding) -> tuple[str, list[int]]:
     for sentence in grounding.sentences:
         if not sentence.supported or not sentence.cites or CITATION_MARK.search(sentence.text):
             continue
-        answer = _with_mark(answer, sentence)
+        answer = with_mark(answer, sentence)
         added.extend(number for number in sentence.cites if number not in added)
     return answer, added
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Literal
 
 from rag.core import ComponentRef, ConfigObject, Params, component_param, ml, param, ref, register
@@ -75,7 +75,9 @@ class ResponseSynthesizer(ConfigObject["ResponseSynthesizer.Params"]):
     the question's words, and one that cannot keep a sentence is dropped (the trace lists what
     was removed, cut and dropped, and which limit set the budget). Citations map each ``[n]`` in
     the answer to the n-th passage sent; numbers outside that range are not citations. ``ground``
-    checks each cited sentence against its passage (``rag.strategies.grounding``).
+    checks each cited sentence against its passage (``rag.strategies.grounding``); ``asking`` puts
+    one part of a several-part question to the same passages, when the answer left it out
+    (``ask_left_out_parts``, ``rag.strategies.left_out_parts``).
     """
 
     KIND: ClassVar[str] = "synthesizer"
@@ -186,6 +188,21 @@ class ResponseSynthesizer(ConfigObject["ResponseSynthesizer.Params"]):
                 "Reemplaza las instrucciones integradas y sus ejemplos resueltos (disponibles en inglés, "
                 "español y chino).",
                 "取代內建指示及其範例（內建版本有英文、西班牙文與中文）。",
+            ),
+        )
+        ask_left_out_parts: bool = param(
+            True,
+            title=ml("Ask again for a part left out", "Volver a preguntar por una parte sin respuesta",
+                     "再問一次未回答的部分"),
+            description=ml(
+                "When a question asks two things or more and the answer leaves one out (or only repeats it), "
+                "that part is asked on its own over the same passages, and its supported answer completes the "
+                "reply: one more model call per part left out.",
+                "Si una pregunta pide dos cosas o más y la respuesta deja una fuera (o solo la repite), esa "
+                "parte se pregunta sola sobre los mismos pasajes, y su respuesta respaldada completa la "
+                "respuesta: una llamada más al modelo por parte omitida.",
+                "當問題同時問兩件以上的事，而回答漏掉其中一件（或只是重述它）時，會針對該部分在相同段落上單獨再問一次，"
+                "並以有依據的回答補全回覆：每個遺漏的部分多一次模型呼叫。",
             ),
         )
         history_turns: int = param(
@@ -333,6 +350,13 @@ class ResponseSynthesizer(ConfigObject["ResponseSynthesizer.Params"]):
             system = self.params.instructions or INSTRUCTIONS[language]
             examples = [] if self.params.instructions else example_turns(language)
             prefill([{"role": "system", "content": system}, *examples])
+
+    def asking(self, prepared: Prepared, question: str) -> Prepared:
+        """``prepared`` asking ``question`` instead (a part of it): the same passages, as cut, under
+        the same numbers, so the answers' citations name the same passages."""
+        texts = [hit.chunk.text for hit in prepared.sent]
+        user = {"role": "user", "content": user_message(prepared.language, question, texts)}
+        return replace(prepared, messages=[*prepared.messages[:-1], user], question=question)
 
     def stream_answer(self, prepared: Prepared) -> Iterator[str]:
         return self.llm.stream(prepared.messages, max_tokens=self.params.max_answer_tokens)
