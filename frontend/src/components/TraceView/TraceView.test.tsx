@@ -240,6 +240,19 @@ describe("TraceView, from stored traces", () => {
     expect(answer).toHaveTextContent("Citation added: [1] — the answer named no passage, and this one holds what it says");
   });
 
+  it("says which part of a two-part question was asked again on its own, and what it added", () => {
+    const fixture = structuredClone(budget) as unknown as { message: ChatMessage };
+    const generate = (fixture.message.trace as { steps: Record<string, unknown>[] }).steps.find((step) => step.step === "generate")!;
+    generate.parts_asked_again = [
+      { part: "what year was it painted", added: "It was painted in 1503 [2].", replaced: [] },
+      { part: "who painted it", added: null, supported: [] },
+    ];
+    stored(fixture);
+    const answer = screen.getByRole("region", { name: "Answer" });
+    expect(answer).toHaveTextContent("Asked again on its own: “what year was it painted” — added: It was painted in 1503 [2].");
+    expect(answer).toHaveTextContent("Asked again on its own: “who painted it” — no passage supports its answer; nothing added");
+  });
+
   it("shows the branch a routed strategy took, why, and the branch's own trace", () => {
     stored(routed);
     const route = screen.getByRole("region", { name: "Routing" });

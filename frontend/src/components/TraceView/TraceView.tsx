@@ -321,6 +321,7 @@ function Generation({ step, facts }: { step: TraceStep; facts: ChunkFacts }) {
   const added = typeof citation?.n === "number" ? citation.n : null;
   const marked = Array.isArray(step.citations_marked) ? step.citations_marked.filter((n): n is number => typeof n === "number") : [];
   const check = isGrounding(step.grounding) ? step.grounding : null;
+  const partsAsked = Array.isArray(step.parts_asked_again) ? step.parts_asked_again.filter(isPartAsked) : [];
   const relevance = isRelevance(step.relevance) ? step.relevance : null;
   return (
     <div className="generation">
@@ -367,7 +368,26 @@ function Generation({ step, facts }: { step: TraceStep; facts: ChunkFacts }) {
             : t("trace.supportedCitations", { supported: check.supported_citations, checked: check.citations_checked })}
         </Line>
       )}
+      {partsAsked.map((asked) => (
+        <Line key={asked.part} label={t("trace.partAskedAgain")}>
+          {asked.error ? t("trace.partNotAsked", { part: asked.part, error: asked.error })
+            : asked.added ? t("trace.partAdded", { part: asked.part, answer: asked.added })
+            : t("trace.partNotAdded", { part: asked.part })}
+        </Line>
+      ))}
       {text(step.draft) && <Line label={t("trace.draft")}>{String(step.draft)}</Line>}
     </div>
   );
+}
+
+/** A part of a several-part question the answer left out, asked again on its own
+ * (`rag.strategies.left_out_parts`): what was added, or why nothing was. */
+interface PartAsked {
+  part: string;
+  added?: string | null;
+  error?: string;
+}
+
+function isPartAsked(value: unknown): value is PartAsked {
+  return typeof value === "object" && value !== null && typeof (value as PartAsked).part === "string";
 }
