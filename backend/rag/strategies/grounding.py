@@ -244,6 +244,13 @@ def _share(wanted: dict[str, int], held: dict[str, int], passage_text: str) -> f
     return sum(weight * _found(term, held, passage_text) for term, weight in wanted.items()) / total
 
 
+def repeated_weight(wanted: dict[str, int], text: str, language: str) -> float:
+    """How much of ``wanted`` (terms with their weights) ``text`` repeats, found as a passage's
+    terms are ("secuenció" in "secuenciaron", a Chinese word by its pairs of characters)."""
+    held = terms(text, language)
+    return sum(weight * _found(term, held, text) for term, weight in wanted.items())
+
+
 def _found(term: str, held: dict[str, int], passage_text: str) -> float:
     """1 when the passage holds ``term``; for a Chinese word the segmenter may cut otherwise
     ("叫卓戈" for "卓戈"), the share of its pairs of characters the passage holds."""

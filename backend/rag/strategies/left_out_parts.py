@@ -22,7 +22,16 @@ from typing import Any
 from rag.retrievers.composite.agentic.parts import question_parts
 
 from .answer_prompts import CITATION_MARK
-from .grounding import LIGHTEST_CLAIM, Grounding, SentenceSupport, marked, repointed, terms, with_mark
+from .grounding import (
+    LIGHTEST_CLAIM,
+    Grounding,
+    SentenceSupport,
+    marked,
+    repeated_weight,
+    repointed,
+    terms,
+    with_mark,
+)
 
 
 @dataclass
@@ -56,21 +65,17 @@ def left_out_parts(checked: Grounding, question: str, language: str) -> list[Lef
 def _parts_spoken_to(sentence: SentenceSupport, part_terms: list[dict[str, int]], language: str) -> list[int]:
     """The parts ``sentence`` repeats the most of, or a fair weight of; a word or two in passing
     ("这个") speaks to none."""
-    said = terms(sentence.text, language)
-    weights = [_repeated(part, said) for part in part_terms]
+    weights = [repeated_weight(part, sentence.text, language) for part in part_terms]
     most = max(weights)
     return [index for index, weight in enumerate(weights)
             if _enough(weight, part_terms[index]) and (weight == most or weight >= LIGHTEST_CLAIM)]
 
 
-def _repeated(part: dict[str, int], said: dict[str, int]) -> int:
-    return sum(weight for term, weight in part.items() if term in said)
-
-
-def _enough(weight: int, part: dict[str, int]) -> bool:
-    """Whether ``weight`` of ``part``'s terms is enough to speak to it: a fair weight, or half of a
-    light part."""
-    return weight > 0 and weight >= min(LIGHTEST_CLAIM, sum(part.values()) / 2)
+def _enough(weight: float, part: dict[str, int]) -> bool:
+    """Whether ``weight`` of ``part``'s terms is enough to speak to it: a fair weight, or a quarter
+    of a light part ("secuenciaron" of "Quién secuenció el primer plastoma"; not "公民" alone of
+    "哪位著名印度人士的行为被认为是公民不服从")."""
+    return weight > 0 and weight >= min(LIGHTEST_CLAIM, sum(part.values()) / 4)
 
 
 def supported_answer(answer: str, checked: Grounding, part: str, language: str) -> str:
@@ -88,7 +93,7 @@ def supported_answer(answer: str, checked: Grounding, part: str, language: str) 
         answer, _ = marked(answer, checked)
     kept = []
     for sentence in checked.sentences:
-        if not sentence.supported or not _enough(_repeated(part_terms, terms(sentence.text, language)), part_terms):
+        if not sentence.supported or not _enough(repeated_weight(part_terms, sentence.text, language), part_terms):
             continue
         if sentence.cites and CITATION_MARK.search(sentence.text) is None:
             # It read the mark of a sentence left out: it keeps its passages.
