@@ -43,7 +43,7 @@ def test_a_valid_pipeline_is_saved_normalised_and_waits_for_documents(api, knowl
     assert synthesizer == {"component": "ResponseSynthesizer", "params": {
         "llm": {"component": "LocalLLM", "params": body["strategy"]["params"]["response_synthesizer"]["params"]["llm"]["params"]},
         "max_input_tokens": 3000, "language": "auto", "instructions": None, "history_turns": 0,
-        "max_passages": None, "max_answer_tokens": 200, "relevance_floor": None}}
+        "max_passages": None, "max_answer_tokens": 200, "relevance_floor": None, "ask_left_out_parts": True}}
     assert body["ready"] is False
     assert body["waiting_for"] == ["the knowledge base 'Notes' has no ready document yet"]
     assert body["representation"] == "Naive RAG · Fusion → Local model"
