@@ -117,8 +117,8 @@ def _mark_before_stop(sentence: str) -> str:
 
 
 def with_part_answered(answer: str, left_out: LeftOut, part_answer: str) -> str:
-    """``answer`` with ``part_answer`` in place of the first sentence that only spoke to the part
-    (the others dropped), or after it when none did."""
+    """``answer`` with ``part_answer`` in place of the first unsupported sentence that spoke to the
+    part alone (the others dropped), or after the answer when none did."""
     if not left_out.unsupported:
         return _joined([answer.strip(), part_answer])
     first, *rest = left_out.unsupported
