@@ -72,10 +72,11 @@ RUN_TASK = "evaluation.run"
 
 
 def no_chunking() -> dict[str, Any]:
-    """One chunk per corpus document: the longest chunk the server accepts (a longer document is
-    cut, and scored at its best chunk)."""
+    """One chunk per corpus document: the longest chunk the server accepts, every character counted
+    once (a longer document is cut, and scored at its best chunk)."""
     size = getattr(settings, "TRELLIS_MAX_CHUNK_CHARACTERS", 100_000)
-    return {"component": "RecursiveCharacterChunker", "params": {"chunk_size": size, "chunk_overlap": 0}}
+    return {"component": "RecursiveCharacterChunker",
+            "params": {"chunk_size": size, "chunk_overlap": 0, "wide_character_weight": 1}}
 
 INDEX_WAIT_S = 3600.0
 PROGRESS_INTERVAL_S = 0.5

@@ -29,7 +29,7 @@ def test_creating_a_knowledge_base_fills_the_default_components_and_its_vector_i
     body = response.json()
     assert body["name"] == "Garden" and body["description"] == "Notes" and body["language"] == "en"
     assert body["chunker"] == {"component": "RecursiveCharacterChunker",
-                               "params": {"chunk_size": 1000, "chunk_overlap": 100,
+                               "params": {"chunk_size": 1000, "chunk_overlap": 100, "wide_character_weight": 3,
                                           "separators": body["chunker"]["params"]["separators"]}}
     assert body["embedding_model"]["component"] == "AllMiniLML6V2OnnxEmbedding"
     assert (body["document_count"], body["ready_count"], body["chunk_total"]) == (0, 0, 0)

@@ -115,14 +115,47 @@ def test_short_paragraphs_are_merged_up_to_the_size():
 
 def test_long_paragraph_is_cut_at_sentence_ends_including_cjk():
     text = "Primera oración corta. ¿Segunda pregunta aquí? " + "第一句話很短。第二句話也不長！第三句呢？"
-    chunker = RecursiveCharacterChunker(chunk_size=50, chunk_overlap=0)
+    chunker = RecursiveCharacterChunker(chunk_size=50, chunk_overlap=0, wide_character_weight=1)
 
     assert chunker.split_text(text) == [
         "Primera oración corta. ¿Segunda pregunta aquí?",
         "第一句話很短。第二句話也不長！第三句呢？",
     ]
-    chunker = RecursiveCharacterChunker(chunk_size=50, chunk_overlap=0, separators=[r"(?<=[。！？])"])
+    chunker = RecursiveCharacterChunker(chunk_size=50, chunk_overlap=0, separators=[r"(?<=[。！？])"],
+                                        wide_character_weight=1)
     assert chunker.split_text("第一句話很短。" * 10) == ["第一句話很短。" * 7, "第一句話很短。" * 3]
+
+
+def test_a_chinese_character_counts_three_so_a_chinese_chunk_holds_about_as_much_as_a_latin_one():
+    sentence = "第一句話很短。"  # 7 characters, 21 by default
+    by_default = RecursiveCharacterChunker(chunk_size=50, chunk_overlap=0)
+    plainly = RecursiveCharacterChunker(chunk_size=50, chunk_overlap=0, wide_character_weight=1)
+
+    assert by_default.split_text(sentence * 10) == [sentence * 2] * 5
+    assert plainly.split_text(sentence * 10) == [sentence * 7, sentence * 3]
+
+
+def test_text_without_wide_characters_is_cut_the_same_whatever_their_weight():
+    text = "\n\n".join(f"Párrafo {index}: " + "una frase corta con palabras. " * (index % 7 + 1) for index in range(40))
+
+    assert (RecursiveCharacterChunker(chunk_size=120, chunk_overlap=20).split_text(text)
+            == RecursiveCharacterChunker(chunk_size=120, chunk_overlap=20, wide_character_weight=1).split_text(text))
+
+
+def test_no_chunk_of_mixed_text_measures_more_than_the_size_and_windows_overlap_by_weight():
+    text = "Trellis 的檢索器樹 " * 30 + "。" + "無" * 200
+    chunker = RecursiveCharacterChunker(chunk_size=60, chunk_overlap=15)
+
+    def measured(chunk: str) -> int:
+        return sum(3 if "\u3000" <= character <= "\u9fff" else 1 for character in chunk)
+
+    chunks = chunker.split_text(text)
+    assert "".join(chunks).replace(" ", "").count("無") >= 200
+    assert max(measured(chunk) for chunk in chunks) <= 60
+    # The run with no separator is cut into windows of 60 (20 characters) stepping by 45 (15).
+    assert chunks[-2:] == ["無" * 20, "無" * 20]
+    windows = RecursiveCharacterChunker(chunk_size=60, chunk_overlap=15, separators=[""]).spans("無" * 50)
+    assert windows == [(0, 20), (15, 35), (30, 50)]
 
 
 def test_overlap_repeats_trailing_whole_words():
