@@ -18,10 +18,9 @@ from .base import Chunker
 # stops with or without it, since CJK text has no spaces between sentences.
 SENTENCE_END = r"[.!?]['\"’”»)\]]*\s+|[。！？][」』”’）]*\s*"
 DEFAULT_SEPARATORS = ["\n\n", "\n", SENTENCE_END, " ", ""]
-# Characters Unicode calls wide (East Asian Width W or F): Han ideographs, kana, Hangul, CJK
-# punctuation and full-width forms. Written without spaces between words, one of them carries
-# about as much text as three Latin letters: a multilingual-e5 token is ~1.4 Chinese characters
-# and ~3.7 Spanish ones.
+# The blocks of characters Unicode calls wide (East Asian Width W or F) that text is written in:
+# Han ideographs, kana, Hangul, CJK punctuation and full-width forms. Why they weigh more is in
+# the chunker's docstring.
 WIDE = re.compile(
     "[\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\uac00-\ud7a3"
     "\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6\U00020000-\U0003fffd]"
