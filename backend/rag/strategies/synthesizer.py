@@ -254,9 +254,9 @@ class ResponseSynthesizer(ConfigObject["ResponseSynthesizer.Params"]):
         parts, default_reading = 1, None
         if defaults is not None:
             # A question the retrieval searched part by part reads the default once per part (at
-            # most one part per default passage): within the 1.5B's 240 tokens the answer model
-            # read one passage, so only one fact of a two-fact question, whichever pipeline found
-            # both. The model's own reading_tokens, when set, is obeyed as it is.
+            # most one part per default passage): within the 1.5B's default budget the answer
+            # model read one passage, so only one fact of a two-fact question, whichever pipeline
+            # found both. The model's own reading_tokens, when set, is obeyed as it is.
             parts = min(searched_parts(hits), defaults.passages)
             count_given = defaults.passages
             default_reading = defaults.reading_tokens * parts

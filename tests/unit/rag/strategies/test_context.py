@@ -203,11 +203,11 @@ def test_the_reading_budget_is_the_models_fixed_default_unless_the_pipeline_says
                                            for i in range(40))), 1.0) for n in range(6)]
     # A packaged model's defaults: a few passages within a fixed budget, the slower model less.
     assert LocalLLM().reading_defaults() == ReadingDefaults(passages=3, reading_tokens=400)
-    assert LocalLLM(model="qwen2.5-1.5b-instruct").reading_defaults() == ReadingDefaults(passages=3, reading_tokens=240)
+    assert LocalLLM(model="qwen2.5-1.5b-instruct").reading_defaults() == ReadingDefaults(passages=3, reading_tokens=320)
     assert "reading_tokens" not in LocalLLM().input_limits(), "no budget is set, none is measured"
     account = ResponseSynthesizer(llm=LocalLLM(model="qwen2.5-1.5b-instruct")).prepare("What grows?", orchard).budget
     assert account["passages"] == {"count": 3, "set_by": "model default"}
-    assert account["reading_tokens_set_by"] == "model default" and account["new_tokens"] <= 240
+    assert account["reading_tokens_set_by"] == "model default" and account["new_tokens"] <= 320
     # An explicit setting is obeyed: the model's own reading budget, a passage count, the strategy's count.
     assert LocalLLM(reading_tokens=900).input_limits()["reading_tokens"] == 900
     explicit = ResponseSynthesizer(llm=LocalLLM(model="qwen2.5-1.5b-instruct"), max_passages=5)
@@ -244,10 +244,10 @@ def test_a_question_searched_part_by_part_reads_the_default_once_per_part():
     model = LocalLLM(model="qwen2.5-1.5b-instruct")
     once = ResponseSynthesizer(llm=model).prepare(question, whole)
     twice = ResponseSynthesizer(llm=model).prepare(question, split)
-    assert once.budget["parts"] == 1 and once.budget["model_limits"]["reading_tokens"] == 240
-    assert twice.budget["parts"] == 2 and twice.budget["model_limits"]["reading_tokens"] == 480
+    assert once.budget["parts"] == 1 and once.budget["model_limits"]["reading_tokens"] == 320
+    assert twice.budget["parts"] == 2 and twice.budget["model_limits"]["reading_tokens"] == 640
     assert twice.budget["reading_tokens_set_by"] == "model default"
-    assert once.budget["new_tokens"] <= 240 < twice.budget["new_tokens"] <= 480
+    assert once.budget["new_tokens"] <= 320 < twice.budget["new_tokens"] <= 640
     read = {hit.chunk.id: hit.chunk.text for hit in twice.sent}
     assert len(read) == 3 and all(len(read[hit.chunk.id]) >= len(hit.chunk.text) for hit in once.sent)
     # An explicit passage count is obeyed as it is, parts or not.
