@@ -64,7 +64,8 @@ PACKAGED: dict[str, PackagedGGUF] = {
                 "installs them)",
         # At 240 the best passage kept half a default chunk, often not the half holding the
         # answer (XQuAD-es: no answer in what was sent for 10 of 120 questions, and the model
-        # cited a neighbouring fact); at 320, the first passage's share 0.6, 4 of 120.
+        # cited a neighbouring fact); at 320, with the first passage's share context.SHARES gives,
+        # 4 of 120.
         default_reading_tokens=320,
     ),
     "smollm2-135m-instruct": PackagedGGUF(
