@@ -63,6 +63,15 @@ def _serve_one_file(connection: socket.socket) -> None:
     connection.sendall(_answer(header, data))
 
 
+def _remove_socket(address: str) -> None:
+    """The socket, and its folder if nothing else is in it."""
+    for remove, path in ((os.unlink, address), (os.rmdir, os.path.dirname(address))):
+        try:
+            remove(path)
+        except OSError:
+            pass
+
+
 def _zygote_main(address: str) -> int:
     """Import the parsers, then fork one child per connection until the parent goes away."""
     for module in PRELOADED:
@@ -85,7 +94,9 @@ def _zygote_main(address: str) -> int:
         for key, _ in events.select():
             if key.fileobj is not listener:
                 if not os.read(sys.stdin.fileno(), 1):
-                    return 0  # the parent has gone
+                    # The parent has gone; killed, it could not remove the socket and its folder.
+                    _remove_socket(address)
+                    return 0
                 continue
             connection, _ = listener.accept()
             if os.fork() == 0:

@@ -56,3 +56,13 @@ def test_plain_text_is_parsed_in_process_without_a_child(monkeypatch):
 
     monkeypatch.setattr(isolated, "_ask_a_child", no_child)
     assert parse_document_isolated(b"Plain words.", "notes.txt").sections[0].text == "Plain words."
+
+
+def test_a_zygote_whose_parent_has_gone_removes_its_socket_folder():
+    # A parent killed outright runs no atexit: the zygote sees its stdin close and cleans up.
+    zygote = isolated._Zygote()
+    assert os.path.exists(zygote.address)
+    assert zygote.process.stdin is not None
+    zygote.process.stdin.close()
+    assert zygote.process.wait(timeout=10) == 0
+    assert not os.path.exists(zygote.folder)
