@@ -101,6 +101,41 @@ def test_refused_words_give_way_to_the_only_name_the_conversation_holds(scripted
     assert state["trace"]["llm_calls"] == 2 and state["chunks"][0]["chunk_id"] == 202
 
 
+def test_a_name_written_with_the_question_s_own_words_is_taken_from_them(scripted_openai):
+    # Asked what "它" stands for, the 1.5B answered "诺曼人的城堡": the name with the words after
+    # "它" in the question, which the conversation does not hold as written.
+    normans = [{"role": "user", "content": "谁是诺曼人在意大利和亚美尼亚的主要敌人？"},
+               {"role": "assistant", "content": "诺曼人的主要敌人是佩切涅格人 [1]。"}]
+    scripted_openai.enqueue(CHAT, chat_response("诺曼人的城堡"))
+    scripted_openai.enqueue(CHAT, chat_stream(["文件中沒有提到。"]))
+    state = naive(scripted_openai).run("它的城堡叫什么名字？", history=normans)
+
+    searched = step(state, "search_question")
+    assert state["search_question"] == "诺曼人的城堡叫什么名字？" == step(state, "retrieve")["query"]
+    assert searched["refers_to"] == "诺曼人" and searched["answered_question"] == state["search_question"]
+    assert searched["attempts"] == [{"raw": "诺曼人的城堡", "taken": "诺曼人",
+                                     "problems": ["those words are not in the conversation: copy them from it"]}]
+    assert state["trace"]["llm_calls"] == 2
+
+
+def test_the_question_s_words_around_a_name_are_taken_off_in_each_language():
+    from rag.strategies.followups import marked_word, without_question_words
+
+    def inside(answer, question, language):
+        return without_question_words(answer, question, marked_word(question, language), language)
+
+    assert inside("诺曼人的城堡", "它的城堡叫什么名字？", "zh-Hans") == "诺曼人"
+    assert inside("the Normans' castle", "What was their castle called?", "en") == "the Normans"
+    assert inside("the Kestrel Bridge's colour", "What is its colour?", "en") == "the Kestrel Bridge"
+    assert inside("capital de Francia", "¿Cuál es su capital?", "es") == "Francia"
+    assert inside("población del Perú", "¿Cuál es su población?", "es") == "Perú"
+    # Words the question does not hold next to the marked word are left to the other checks.
+    assert inside("防守丢", "它的防守丢了多少分？", "zh-Hans") is None
+    assert inside("the Normans", "What was their castle called?", "en") is None
+    # One character in common is chance, not the question's words.
+    assert inside("诺曼人", "它人口多少？", "zh-Hans") is None
+
+
 def test_the_names_a_follow_up_may_stand_for_agree_with_its_pronoun():
     from rag.strategies.followups import candidates, referent_problems
 
