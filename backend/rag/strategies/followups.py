@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rag.llms import LLMError
+from rag.retrievers.sparse.text import chinese_names
 
 from .answer_prompts import CITATION_MARK, detect_language
 from .grounding import language_family, numbers, terms
@@ -269,11 +270,10 @@ def _names(text: str, family: str) -> list[tuple[str, str | None]]:
 def candidates(history: Sequence[dict[str, str]], question: str, marked: str, language: str) -> list[str]:
     """The names the marked words of ``question`` may stand for: those of the previous question,
     then of its answer, that ``question`` does not name, that a Spanish personal pronoun agrees
-    with ("ella": "la India", not "el CISCE"), and that name something (not a bare number). None in
-    Chinese, whose names no capital tells apart."""
+    with ("ella": "la India", not "el CISCE"), and that name something (not a bare number). Names
+    are runs of capitalised words; in Chinese, which has no capitals, the words jieba's
+    part-of-speech tagger reads as names ("哪一位法国皇帝…" names 法国)."""
     family = language_family(language)
-    if family == "zh":
-        return []
     previous_question = next((turn.get("content", "") for turn in reversed(history) if turn.get("role") == "user"), "")
     previous_answer = next((turn.get("content", "") for turn in reversed(history)
                             if turn.get("role") == "assistant"), "")
@@ -282,7 +282,9 @@ def candidates(history: Sequence[dict[str, str]], question: str, marked: str, la
     asked = terms(question, language)
     found: list[str] = []
     for text in (previous_question, CITATION_MARK.sub("", previous_answer)[:ANSWER_CHARACTERS]):
-        for name, article in _names(text, family):
+        named_in_text = ([(name, None) for name in chinese_names(text)] if family == "zh"
+                         else _names(text, family))
+        for name, article in named_in_text:
             named = terms(name, language)
             if not named or all(term in asked for term in named):
                 continue

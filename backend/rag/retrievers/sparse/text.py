@@ -146,6 +146,24 @@ def segment_jieba(run: str) -> list[str]:
     return _Jieba.tokenizer().lcut_for_search(run)
 
 
+# jieba's part-of-speech tags for names: people (nr, nrt: transliterated, nrfg), places (ns),
+# organisations (nt), other proper nouns (nz), and words in Latin letters (eng: "BSkyB").
+_NAME_TAGS = frozenset({"nr", "nrt", "nrfg", "ns", "nt", "nz", "eng"})
+
+
+def chinese_names(text: str) -> list[str]:
+    """The words of ``text`` jieba's part-of-speech tagger reads as names, in order, each once.
+    Chinese writes names without capitals; the tagger knows many from its dictionary and guesses
+    others (it also takes some common words for names: "雨林", "王朝")."""
+    from jieba.posseg import POSTokenizer
+
+    found: list[str] = []
+    for word, flag in POSTokenizer(_Jieba.tokenizer()).lcut(text):
+        if flag in _NAME_TAGS and len(word) >= 2 and word not in found:
+            found.append(word)
+    return found
+
+
 SEGMENTERS: dict[str, Callable[[str], list[str]]] = {
     "jieba": segment_jieba,
     "characters": segment_characters,

@@ -118,6 +118,22 @@ def test_a_name_written_with_the_question_s_own_words_is_taken_from_them(scripte
     assert state["trace"]["llm_calls"] == 2
 
 
+def test_a_chinese_follow_up_takes_the_only_name_of_the_conversation(scripted_openai):
+    # The 1.5B answered "这项" (words that refer back themselves): the previous question names one
+    # thing, 法国, and the follow-up is searched with it rather than beside that question.
+    decree = [{"role": "user", "content": "哪一位法国皇帝颁布了这项公文?"},
+              {"role": "assistant", "content": "在你的文件中找不到：检索到的段落没有回答这个问题。"}]
+    scripted_openai.enqueue(CHAT, chat_response("这项"))
+    scripted_openai.enqueue(CHAT, chat_stream(["文件中没有提到。"]))
+    state = naive(scripted_openai).run("它的哪一项公文废止了新教?", history=decree)
+
+    searched = step(state, "search_question")
+    assert state["search_question"] == "法国的哪一项公文废止了新教?" == step(state, "retrieve")["query"]
+    assert searched["refers_to"] == "法国" and searched["reason"].startswith("refers to the only name")
+    assert [attempt["problems"] for attempt in searched["attempts"]] == [
+        ["those words refer to something themselves: give the words that name it"]]
+
+
 def test_the_question_s_words_around_a_name_are_taken_off_in_each_language():
     from rag.strategies.followups import marked_word, without_question_words
 
@@ -151,8 +167,12 @@ def test_the_names_a_follow_up_may_stand_for_agree_with_its_pronoun():
     luther = [{"role": "user", "content": "Además de publicar «El cautiverio babilónico de la Iglesia», ¿qué otras "
                                           "obras hizo Lutero en 1520?"}]
     assert candidates(luther, "¿Cuándo amplió Lutero sus ataques a las doctrinas de ella?", "ella", "es") == ["la Iglesia"]
-    # Chinese names have no capitals to tell them by.
-    assert candidates([{"role": "user", "content": "谁是诺曼人的主要敌人？"}], "它的城堡叫什么名字？", "它", "zh-Hant") == []
+    # Chinese names have no capitals: jieba's part-of-speech tagger tells them (people, places,
+    # organisations, words in Latin letters), and what the question names is no choice either.
+    normans = [{"role": "user", "content": "谁是诺曼人在意大利和亚美尼亚的主要敌人？"}]
+    assert candidates(normans, "它的城堡叫什么名字？", "它", "zh-Hans") == ["诺曼人", "意大利", "亚美尼亚"]
+    ipcc = [{"role": "user", "content": "IPCC 现任主席是谁？"}, {"role": "assistant", "content": "BSkyB 的主席 [1]。"}]
+    assert candidates(ipcc, "IPCC 它的主席是谁？", "它", "zh-Hans") == ["BSkyB"]
 
 
 @pytest.mark.parametrize(("question", "refers"), [
