@@ -7,8 +7,8 @@ rewritten into one that names what it refers to; a question that already stands 
 searched as it is, with no model call. The model is asked only which words of the conversation
 the reference stands for (the packaged models copy the question back when asked to rewrite it);
 the words must come from the conversation, a Spanish pronoun must agree with them ("ella" is not
-"el CISCE"), and the question is rewritten with them by rule; a name it writes with the question's
-own words around it ("诺曼人的城堡" for "它的城堡") is taken from them. Words it cannot take give way to
+"el CISCE"), and the question is rewritten with them by rule; a name it writes with a word of the
+question ("诺曼人的城堡" for "它的城堡") is taken alone. Words it cannot take give way to
 the only name in the conversation the reference can stand for, else to the previous question
 searched beside this one; the model is not asked again (asked again, the 1.5B copied a worked
 example: it rescued 1 of 37 refused follow-ups of the XQuAD development set).
@@ -328,12 +328,14 @@ def standalone(question: str, history: Sequence[dict[str, str]], llm: Any) -> Se
     referent = _clean(answer)
     problems = referent_problems(referent, conversation, marked_text, question, language)
     attempts.append({"raw": answer[:200], "problems": problems})
-    if not problems:
-        return named(referent, "refers to earlier turns")
+    # Written with a word of the question ("诺曼人的城堡" for "它的城堡"), the name alone is taken: the
+    # whole would name the word twice ("…发现了瘟疫鼠疫耶氏菌的菌株的什么菌株").
     inside = without_question_words(referent, question, marked, language)
     if inside is not None and not referent_problems(inside, conversation, marked_text, question, language):
         attempts[-1]["taken"] = inside
-        return named(inside, "refers to earlier turns (the model wrote them with the question's words around them)")
+        return named(inside, "refers to earlier turns (the model wrote them with a word of the question)")
+    if not problems:
+        return named(referent, "refers to earlier turns")
     names = candidates(history, question, marked_text, language)
     if len(names) == 1:
         return named(names[0], "refers to the only name in the conversation it can stand for")
@@ -343,36 +345,36 @@ def standalone(question: str, history: Sequence[dict[str, str]], llm: Any) -> Se
                           answered=question)
 
 
-# What joins a name to the question's words it was written with: "诺曼人的城堡", "the Normans' castle",
-# "la capital de Francia".
-_JOINED_BEFORE = {"zh": r"的", "en": r"'s?", "es": r""}
-_JOINED_AFTER = {"zh": r"", "en": r"of(?:\s+the)?", "es": r"de(?:l|\s+la|\s+los|\s+las)?"}
-LEAST_QUESTION_WORDS = 2
-"""How many characters of the question an answer must repeat around a name for them to be taken off:
-one character in common is as often chance ("人" in "诺曼人" and "人口")."""
+# A name written with a word of the question: "诺曼人的城堡" and "the Normans' castle" for "它的城堡" and
+# "their castle", "la capital de Francia" for "su capital", "瘟疫鼠疫耶氏菌的菌株" for "它的什么菌株".
+_NAME_WITH_WORD = {
+    "zh": re.compile(r"^(?P<name>.+?)的(?P<word>[^的]+)$"),
+    "en": re.compile(r"^(?P<name>.+?)'s?\s+(?P<word>.+)$", re.IGNORECASE),
+    "es": re.compile(r"^(?:(?:el|la|los|las)\s+)?(?P<word>.+?)\s+(?:de|del|de la|de los|de las)\s+(?P<name>.+)$",
+                     re.IGNORECASE),
+}
+LEAST_QUESTION_WORD = 2
+"""How many characters the question's word must have: one character in common is as often chance."""
 
 
 def without_question_words(referent: str, question: str, marked: re.Match[str] | None,
                            language: str) -> str | None:
-    """The name inside ``referent`` when the model wrote the marked words with the reference
-    resolved rather than the words alone ("诺曼人的城堡" for "它的城堡", "la capital de Francia" for
-    "su capital"): the question's words next to the marked word are taken off, with what joins them
-    to the name. None when ``referent`` does not repeat them."""
+    """The name inside ``referent`` when the model wrote it with a word the question holds after
+    the marked word ("诺曼人的城堡" for "它的城堡", "la capital de Francia" for "su capital"), rather
+    than the name alone; None when ``referent`` is not so written."""
     if marked is None:
         return None
     family = language_family(language)
-    flags = _flags(family)
-    after = question[marked.end():]
-    for size in range(min(len(after), len(referent) - 1), LEAST_QUESTION_WORDS - 1, -1):
-        words = after[:size]
-        if words.strip() and referent.casefold().endswith(words.casefold()):
-            name = re.sub(rf"\s*(?:{_JOINED_BEFORE[family]})$", "", referent[:-size].rstrip(), flags=flags)
-            return name.strip() or None
-        opening = words.strip()
-        if len(opening) >= LEAST_QUESTION_WORDS and referent.casefold().startswith(opening.casefold()):
-            name = re.sub(rf"^\s*(?:{_JOINED_AFTER[family]})\s+", "", referent[len(opening):], flags=flags)
-            return name.strip() or None
-    return None
+    written = _NAME_WITH_WORD[family].match(referent.strip())
+    if written is None:
+        return None
+    word, after = written.group("word").strip(), question[marked.end():]
+    if len(word) < LEAST_QUESTION_WORD:
+        return None
+    held = word in after if family == "zh" else re.search(rf"\b{re.escape(word)}\b", after, re.IGNORECASE)
+    if not held:
+        return None
+    return written.group("name").strip() or None
 
 
 def beside_previous(question: str, history: Sequence[dict[str, str]], language: str) -> str:

@@ -118,6 +118,20 @@ def test_a_name_written_with_the_question_s_own_words_is_taken_from_them(scripte
     assert state["trace"]["llm_calls"] == 2
 
 
+def test_words_of_the_conversation_that_repeat_the_question_s_word_give_the_name_alone(scripted_openai):
+    # "瘟疫鼠疫耶氏菌的菌株" is in the conversation, but put for 它 it would ask for 菌株 twice.
+    plague = [{"role": "user", "content": "研究人员在瘟疫鼠疫耶氏菌的菌株中发现了什么？"},
+              {"role": "assistant", "content": "文件中没有提到。"}]
+    scripted_openai.enqueue(CHAT, chat_response("瘟疫鼠疫耶氏菌的菌株"))
+    scripted_openai.enqueue(CHAT, chat_stream(["文件中没有提到。"]))
+    state = naive(scripted_openai).run("在乱葬岗中发现了它的什么菌株？", history=plague)
+
+    searched = step(state, "search_question")
+    assert state["search_question"] == "在乱葬岗中发现了瘟疫鼠疫耶氏菌的什么菌株？"
+    assert searched["refers_to"] == "瘟疫鼠疫耶氏菌"
+    assert searched["attempts"] == [{"raw": "瘟疫鼠疫耶氏菌的菌株", "problems": [], "taken": "瘟疫鼠疫耶氏菌"}]
+
+
 def test_a_chinese_follow_up_takes_the_only_name_of_the_conversation(scripted_openai):
     # The 1.5B answered "这项" (words that refer back themselves): the previous question names one
     # thing, 法国, and the follow-up is searched with it rather than beside that question.
@@ -145,6 +159,8 @@ def test_the_question_s_words_around_a_name_are_taken_off_in_each_language():
     assert inside("the Kestrel Bridge's colour", "What is its colour?", "en") == "the Kestrel Bridge"
     assert inside("capital de Francia", "¿Cuál es su capital?", "es") == "Francia"
     assert inside("población del Perú", "¿Cuál es su población?", "es") == "Perú"
+    # The question's words between the marked word and its noun left out ("它的什么菌株").
+    assert inside("瘟疫鼠疫耶氏菌的菌株", "在乱葬岗中发现了它的什么菌株？", "zh-Hans") == "瘟疫鼠疫耶氏菌"
     # Words the question does not hold next to the marked word are left to the other checks.
     assert inside("防守丢", "它的防守丢了多少分？", "zh-Hans") is None
     assert inside("the Normans", "What was their castle called?", "en") is None
