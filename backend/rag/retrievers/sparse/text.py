@@ -134,6 +134,20 @@ class _Jieba:
                     cls._tokenizer = tokenizer
         return cls._tokenizer
 
+    _tagger: Any = None
+
+    @classmethod
+    def tagger(cls) -> Any:
+        """A part-of-speech tagger over the same tokenizer (built once: it reads the whole dictionary)."""
+        if cls._tagger is None:
+            tokenizer = cls.tokenizer()
+            with cls._lock:
+                if cls._tagger is None:
+                    from jieba.posseg import POSTokenizer
+
+                    cls._tagger = POSTokenizer(tokenizer)
+        return cls._tagger
+
 
 def segment_jieba(run: str) -> list[str]:
     """Segment a run of ideographs with jieba's search-engine mode (``cut_for_search``).
@@ -155,10 +169,8 @@ def chinese_names(text: str) -> list[str]:
     """The words of ``text`` jieba's part-of-speech tagger reads as names, in order, each once.
     Chinese writes names without capitals; the tagger knows many from its dictionary and guesses
     others (it also takes some common words for names: "雨林", "王朝")."""
-    from jieba.posseg import POSTokenizer
-
     found: list[str] = []
-    for word, flag in POSTokenizer(_Jieba.tokenizer()).lcut(text):
+    for word, flag in _Jieba.tagger().lcut(text):
         if flag in _NAME_TAGS and len(word) >= 2 and word not in found:
             found.append(word)
     return found
