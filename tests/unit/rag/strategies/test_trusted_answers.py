@@ -101,16 +101,21 @@ def test_refused_words_give_way_to_the_only_name_the_conversation_holds(scripted
     assert state["trace"]["llm_calls"] == 2 and state["chunks"][0]["chunk_id"] == 202
 
 
+def followed_up(server, first_question, referent, question):
+    """A Chinese follow-up after ``first_question`` (answered with a decline), the follow-up model
+    naming ``referent``: the run's state and its search-question step."""
+    history = [{"role": "user", "content": first_question}, {"role": "assistant", "content": "文件中没有提到。"}]
+    server.enqueue(CHAT, chat_response(referent))
+    server.enqueue(CHAT, chat_stream(["文件中没有提到。"]))
+    state = naive(server).run(question, history=history)
+    return state, step(state, "search_question")
+
+
 def test_a_name_written_with_the_question_s_own_words_is_taken_from_them(scripted_openai):
     # Asked what "它" stands for, the 1.5B answered "诺曼人的城堡": the name with the words after
     # "它" in the question, which the conversation does not hold as written.
-    normans = [{"role": "user", "content": "谁是诺曼人在意大利和亚美尼亚的主要敌人？"},
-               {"role": "assistant", "content": "诺曼人的主要敌人是佩切涅格人 [1]。"}]
-    scripted_openai.enqueue(CHAT, chat_response("诺曼人的城堡"))
-    scripted_openai.enqueue(CHAT, chat_stream(["文件中沒有提到。"]))
-    state = naive(scripted_openai).run("它的城堡叫什么名字？", history=normans)
-
-    searched = step(state, "search_question")
+    state, searched = followed_up(scripted_openai, "谁是诺曼人在意大利和亚美尼亚的主要敌人？", "诺曼人的城堡",
+                                  "它的城堡叫什么名字？")
     assert state["search_question"] == "诺曼人的城堡叫什么名字？" == step(state, "retrieve")["query"]
     assert searched["refers_to"] == "诺曼人" and searched["answered_question"] == state["search_question"]
     assert searched["attempts"] == [{"raw": "诺曼人的城堡", "taken": "诺曼人",
@@ -120,13 +125,8 @@ def test_a_name_written_with_the_question_s_own_words_is_taken_from_them(scripte
 
 def test_words_of_the_conversation_that_repeat_the_question_s_word_give_the_name_alone(scripted_openai):
     # "瘟疫鼠疫耶氏菌的菌株" is in the conversation, but put for 它 it would ask for 菌株 twice.
-    plague = [{"role": "user", "content": "研究人员在瘟疫鼠疫耶氏菌的菌株中发现了什么？"},
-              {"role": "assistant", "content": "文件中没有提到。"}]
-    scripted_openai.enqueue(CHAT, chat_response("瘟疫鼠疫耶氏菌的菌株"))
-    scripted_openai.enqueue(CHAT, chat_stream(["文件中没有提到。"]))
-    state = naive(scripted_openai).run("在乱葬岗中发现了它的什么菌株？", history=plague)
-
-    searched = step(state, "search_question")
+    state, searched = followed_up(scripted_openai, "研究人员在瘟疫鼠疫耶氏菌的菌株中发现了什么？", "瘟疫鼠疫耶氏菌的菌株",
+                                  "在乱葬岗中发现了它的什么菌株？")
     assert state["search_question"] == "在乱葬岗中发现了瘟疫鼠疫耶氏菌的什么菌株？"
     assert searched["refers_to"] == "瘟疫鼠疫耶氏菌"
     assert searched["attempts"] == [{"raw": "瘟疫鼠疫耶氏菌的菌株", "problems": [], "taken": "瘟疫鼠疫耶氏菌"}]
@@ -135,13 +135,7 @@ def test_words_of_the_conversation_that_repeat_the_question_s_word_give_the_name
 def test_a_chinese_follow_up_takes_the_only_name_of_the_conversation(scripted_openai):
     # The 1.5B answered "这项" (words that refer back themselves): the previous question names one
     # thing, 法国, and the follow-up is searched with it rather than beside that question.
-    decree = [{"role": "user", "content": "哪一位法国皇帝颁布了这项公文?"},
-              {"role": "assistant", "content": "在你的文件中找不到：检索到的段落没有回答这个问题。"}]
-    scripted_openai.enqueue(CHAT, chat_response("这项"))
-    scripted_openai.enqueue(CHAT, chat_stream(["文件中没有提到。"]))
-    state = naive(scripted_openai).run("它的哪一项公文废止了新教?", history=decree)
-
-    searched = step(state, "search_question")
+    state, searched = followed_up(scripted_openai, "哪一位法国皇帝颁布了这项公文?", "这项", "它的哪一项公文废止了新教?")
     assert state["search_question"] == "法国的哪一项公文废止了新教?" == step(state, "retrieve")["query"]
     assert searched["refers_to"] == "法国" and searched["reason"].startswith("refers to the only name")
     assert [attempt["problems"] for attempt in searched["attempts"]] == [
