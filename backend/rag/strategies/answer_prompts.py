@@ -19,6 +19,7 @@ gets is ``NOT_FOUND``.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 LANGUAGES = ("en", "es", "zh-Hant", "zh-Hans")
 
@@ -243,6 +244,36 @@ def user_message(language: str, question: str, passages: list[str]) -> str:
     last; asked once, its tokens go to the passages instead)."""
     context = "\n\n".join(f"[{number}] {text}" for number, text in enumerate(passages, start=1))
     return f"{CONTEXT_LABEL[language]}:\n{context or NO_PASSAGES[language]}\n\n{QUESTION_LABEL[language]}: {question}"
+
+
+COPIED_EXAMPLE_WORDS = 5
+"""Consecutive words (articles left out) an answer shares with a worked example, and with none of
+its passages, that make it a copy of the example (the decline sentence, which the model is meant
+to copy, aside)."""
+COPIED_EXAMPLE_CJK_CHARACTERS = 10
+"""The same for a Chinese answer, in characters."""
+
+
+def copied_example(answer: str, language: str, passages: Sequence[str]) -> str | None:
+    """The text of the worked example ``answer`` repeats rather than its own passages, if any.
+
+    Over passages it reads poorly, the 1.5B sometimes answers from the examples instead ("La
+    ciudad creció deprisa tras la llegada del ferrocarril en 1890 [1].": 3 of 120 Spanish
+    questions of the development set)."""
+    from rag.evaluation.answers import answer_length, longest_shared_span  # the evaluation's own tokens
+
+    if language not in EXAMPLES or not answer.strip():
+        return None
+    limit = COPIED_EXAMPLE_CJK_CHARACTERS if answer_length(answer)[1] == "characters" else COPIED_EXAMPLE_WORDS
+    own = longest_shared_span(answer, passages, language) if passages else 0
+    for _question, example_passages, example_answer in EXAMPLES[language]:
+        for text in (*example_passages, example_answer):
+            if text == DECLINED[language]:
+                continue
+            shared = longest_shared_span(answer, [text], language)
+            if shared >= limit and shared > own:
+                return text
+    return None
 
 
 def example_turns(language: str) -> list[dict[str, str]]:

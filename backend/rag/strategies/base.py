@@ -24,7 +24,7 @@ from rag.retrievers import BaseRetriever, Hit, RetrievalError
 from rag.tracing import RunLimits, TraceRecorder, default_run_limits, recording
 
 from . import followups, grounding, left_out_parts, relevance
-from .answer_prompts import CITATION_MARK, NOT_FOUND
+from .answer_prompts import CITATION_MARK, NOT_FOUND, copied_example
 
 logger = logging.getLogger(__name__)
 
@@ -384,6 +384,7 @@ class Strategy(ConfigObject[ParamsT]):
                 if close is not None:
                     close()
             run.state["response"] = "".join(pieces)
+            self._ask_again_without_examples(run, entry, synthesizer, prepared)
             added = uncited_source(run.state["response"], [hit.chunk.text for hit in prepared.sent])
             if added is not None:
                 # The model repeated a passage without naming it: the answer names it, and the
@@ -421,6 +422,28 @@ class Strategy(ConfigObject[ParamsT]):
             run.state["citations"] = citations
             run.state["unsupported"] = [sentence.text for sentence in checked.unsupported]
             run.state["trace"]["unsupported"] = run.state["unsupported"]
+
+    def _ask_again_without_examples(self, run: RunContext, entry: dict[str, Any], synthesizer: Any,
+                                    prepared: Any) -> None:
+        """When the streamed draft repeats a worked example of the instructions instead of its own
+        passages (``answer_prompts.copied_example``), the question is asked once more without the
+        examples, over the same passages; the trace keeps the draft and what it copied. A failure
+        of that call keeps the draft, which the answer check then judges."""
+        if not prepared.budget.get("examples") or not hasattr(synthesizer, "without_examples"):
+            return
+        draft = run.state["response"]
+        copied = copied_example(draft, prepared.language, [hit.chunk.text for hit in prepared.sent])
+        if copied is None:
+            return
+        asked: dict[str, Any] = {"why": "the draft repeats a worked example instead of its passages",
+                                 "draft": draft, "copied": copied}
+        entry["asked_without_examples"] = asked
+        try:
+            run.check()
+            run.state["response"] = synthesizer.answer(synthesizer.without_examples(prepared))
+        except TrellisError as exc:
+            logger.info("the question was not asked again without the examples: %s", exc)
+            asked["error"] = readable_error(exc).message
 
     def _answer_left_out_parts(self, run: RunContext, entry: dict[str, Any], synthesizer: Any, prepared: Any,
                                checked: grounding.Grounding) -> grounding.Grounding:

@@ -358,6 +358,13 @@ class ResponseSynthesizer(ConfigObject["ResponseSynthesizer.Params"]):
         user = {"role": "user", "content": user_message(prepared.language, question, texts)}
         return replace(prepared, messages=[*prepared.messages[:-1], user], question=question)
 
+    def without_examples(self, prepared: Prepared) -> Prepared:
+        """``prepared`` with its worked examples left out: the instructions, the conversation and
+        the same passages under the same numbers."""
+        examples = 2 * prepared.budget.get("examples", 0)
+        messages = [prepared.messages[0], *prepared.messages[1 + examples:]]
+        return replace(prepared, messages=messages, budget={**prepared.budget, "examples": 0})
+
     def stream_answer(self, prepared: Prepared) -> Iterator[str]:
         return self.llm.stream(prepared.messages, max_tokens=self.params.max_answer_tokens)
 

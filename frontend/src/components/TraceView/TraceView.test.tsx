@@ -253,6 +253,17 @@ describe("TraceView, from stored traces", () => {
     expect(answer).toHaveTextContent("Asked again on its own: “who painted it” — no passage supports its answer; nothing added");
   });
 
+  it("says a draft repeating a worked example was asked again without them", () => {
+    const fixture = structuredClone(budget) as unknown as { message: ChatMessage };
+    const generate = (fixture.message.trace as { steps: Record<string, unknown>[] }).steps.find((step) => step.step === "generate")!;
+    generate.asked_without_examples = { why: "the draft repeats a worked example instead of its passages",
+      draft: "The engineer Clara Soto designed the bridge [2].", copied: "The engineer Clara Soto designed the bridge [2]." };
+    stored(fixture);
+    const answer = screen.getByRole("region", { name: "Answer" });
+    expect(answer).toHaveTextContent(
+      "Asked again without the worked examples: the draft “The engineer Clara Soto designed the bridge [2].” repeated a worked example instead of its passages");
+  });
+
   it("shows the branch a routed strategy took, why, and the branch's own trace", () => {
     stored(routed);
     const route = screen.getByRole("region", { name: "Routing" });

@@ -323,6 +323,7 @@ function Generation({ step, facts }: { step: TraceStep; facts: ChunkFacts }) {
   const check = isGrounding(step.grounding) ? step.grounding : null;
   const partsAsked = Array.isArray(step.parts_asked_again) ? step.parts_asked_again.filter(isPartAsked) : [];
   const relevance = isRelevance(step.relevance) ? step.relevance : null;
+  const withoutExamples = isAskedWithoutExamples(step.asked_without_examples) ? step.asked_without_examples : null;
   return (
     <div className="generation">
       {relevance && (
@@ -375,9 +376,26 @@ function Generation({ step, facts }: { step: TraceStep; facts: ChunkFacts }) {
             : t("trace.partNotAdded", { part: asked.part })}
         </Line>
       ))}
+      {withoutExamples && (
+        <Line label={t("trace.askedWithoutExamples")}>
+          {withoutExamples.error ? t("trace.askedWithoutExamplesFailed", { draft: withoutExamples.draft, error: withoutExamples.error })
+            : t("trace.askedWithoutExamplesWhy", { draft: withoutExamples.draft })}
+        </Line>
+      )}
       {text(step.draft) && <Line label={t("trace.draft")}>{String(step.draft)}</Line>}
     </div>
   );
+}
+
+/** A draft that repeated a worked example of the instructions, and the question asked again
+ * without them (`Strategy._ask_again_without_examples`). */
+interface AskedWithoutExamples {
+  draft: string;
+  error?: string;
+}
+
+function isAskedWithoutExamples(value: unknown): value is AskedWithoutExamples {
+  return typeof value === "object" && value !== null && typeof (value as AskedWithoutExamples).draft === "string";
 }
 
 /** A part of a several-part question the answer left out, asked again on its own

@@ -7,7 +7,7 @@ import pytest
 from rag.llms import OpenAICompatibleLLM
 from rag.retrievers.sparse import BM25Retriever
 from rag.strategies import MapReduceRAG, NaiveRAG, ResponseSynthesizer, grounding
-from rag.strategies.answer_prompts import NOT_FOUND
+from rag.strategies.answer_prompts import EXAMPLES, NOT_FOUND, copied_example
 from rag.strategies.followups import refers_back, rewrite
 from tests.support.scripted_openai import chat_response, chat_stream
 
@@ -698,3 +698,37 @@ def test_a_claim_borrowed_from_a_passage_about_something_else_is_not_re_pointed_
     right = grounding.check("罗马人害怕从北方入侵的部落叫皮克特族 [1]。", question, [tran, wall], "zh-Hant")
     sentence = right.sentences[0]
     assert right.declined_by is None and (sentence.cites, sentence.cited_instead) == ([2], [1])
+
+
+def test_a_draft_copying_a_worked_example_is_asked_again_without_the_examples(scripted_openai):
+    copied = "The engineer Clara Soto designed the bridge [2]."
+    scripted_openai.enqueue(CHAT, chat_stream([copied]))
+    scripted_openai.enqueue(CHAT, chat_response("The mitochondria produces ATP through respiration [1]."))
+    state = naive(scripted_openai).run("What does the mitochondria produce?")
+
+    assert state["response"] == "The mitochondria produces ATP through respiration [1]."
+    assert state["declined"] is None and [citation["n"] for citation in state["citations"]] == [1]
+    asked = step(state, "generate")["asked_without_examples"]
+    assert asked["draft"] == copied and asked["copied"] == EXAMPLES["en"][4][2]
+    first, again = (request.body["messages"] for request in scripted_openai.requests_to(CHAT))
+    assert len(first) == 2 + 2 * len(EXAMPLES["en"])
+    assert [message["role"] for message in again] == ["system", "user"]
+    assert again[0] == first[0] and again[-1] == first[-1], "the same instructions, passages and question"
+
+
+@pytest.mark.parametrize(("answer", "language", "passages", "copied"), [
+    ("La ciudad creció deprisa tras la llegada del ferrocarril en 1890 [1].", "es",
+     ["Varsovia es la capital de Polonia."], EXAMPLES["es"][4][1][0]),
+    ("El puente fue inaugurado por el alcalde Juan Pérez en 1932 [2].", "es",
+     ["El puente de Varsovia se abrió en 1914."], EXAMPLES["es"][4][1][1]),
+    ("這座橋由工程師克拉拉·索托設計 [2]。", "zh-Hant", ["華沙是波蘭的首都。"], EXAMPLES["zh-Hant"][4][1][1]),
+    # The passages hold the same words: the answer read them.
+    ("La ciudad creció deprisa tras la llegada del ferrocarril en 1890 [1].", "es",
+     ["Como otras del valle, la ciudad creció deprisa tras la llegada del ferrocarril en 1890."], None),
+    # The decline is meant to be copied; a few shared words are chance.
+    ("Los documentos no lo dicen.", "es", ["Varsovia es la capital de Polonia."], None),
+    ("La Torre Eiffel mide 330 metros [1].", "es", ["Varsovia es la capital de Polonia."], None),
+])
+def test_an_answer_is_a_copy_of_a_worked_example_only_when_its_passages_lack_the_words(answer, language, passages,
+                                                                                      copied):
+    assert copied_example(answer, language, passages) == copied
