@@ -9,8 +9,10 @@ the reference stands for (the packaged models copy the question back when asked 
 the words must come from the conversation, a Spanish pronoun must agree with them ("ella" is not
 "el CISCE"), and the question is rewritten with them by rule; a name it writes with a word of the
 question ("诺曼人的城堡" for "它的城堡") is taken alone. Words it cannot take give way to
-the only name in the conversation the reference can stand for, else to the previous question
-searched beside this one; the model is not asked again (asked again, the 1.5B copied a worked
+the only name in the conversation the reference can stand for, then to the only thing the previous
+question names (a follow-up most often goes on about it: "What does it combine?" after "How do I
+build a hybrid retriever?"), else to the previous question searched beside this one; the model is
+not asked again (asked again, the 1.5B copied a worked
 example: it rescued 1 of 37 refused follow-ups of the XQuAD development set).
 
 Choosing from a numbered list of the conversation's names was measured and not kept: the 1.5B took
@@ -201,6 +203,10 @@ def referent_problems(referent: str, conversation: str, marked: str, question: s
     named = terms(referent, language)
     if not named and numbers(referent, language):
         return ["those words name nothing the question could be about (a number or a date is not a subject)"]
+    if language_family(language) == "es" and not _SPANISH_NOUN_PHRASE.match(referent):
+        # "irracional y atrasado" for the él of "…textos que hacen referencia a él describen a la gente
+        # como, ¿qué?": the model answered the question instead.
+        return ["those words are not a name or a thing with its article: give the name of what it stands for"]
     if named and question and all(term in terms(question, language) for term in named):
         return ["the question already names that: the marked words stand for something else in the conversation"]
     agreement = _AGREEMENT.get(marked.casefold()) if language_family(language) == "es" else None
@@ -210,6 +216,12 @@ def referent_problems(referent: str, conversation: str, marked: str, question: s
         if article is not None and article not in articles:
             return [f"\"{marked}\" cannot stand for \"{referent}\": one is {kind}, the other not"]
     return []
+
+
+# What a Spanish pronoun can stand for: a name (a capital, or digits: "la Ley 30") or a thing with
+# its article or determiner ("el puente", "una ciudad").
+_SPANISH_NOUN_PHRASE = re.compile(r"(?i:(el|la|los|las|lo|un|una|unos|unas|del|al|este|esta|estos|estas|ese|esa|"
+                                  r"esos|esas|aquel|aquella|aquellos|aquellas)\s)|.*[A-ZÁÉÍÓÚÑÜ0-9]")
 
 
 def _article_before(referent: str, conversation: str) -> str | None:
@@ -267,12 +279,55 @@ def _names(text: str, family: str) -> list[tuple[str, str | None]]:
     return found
 
 
-def candidates(history: Sequence[dict[str, str]], question: str, marked: str, language: str) -> list[str]:
+# A thing named in lower case: an article and up to three words after it, up to a word that joins or asks.
+_ARTICLE = {"en": re.compile(r"\b(?i:(a|an|the))(?=\s)"), "es": re.compile(r"\b(?i:(el|la|los|las))(?=\s)")}
+_LOWER_WORD = {"en": re.compile(r"\s+([a-z][\w\-]*)"), "es": re.compile(r"\s+([a-záéíóúñü][\w\-]*)")}
+# "Which web framework…?", "¿Qué río…?": the question asks which thing of a kind, and its answer names it.
+_ASKS_WHICH = {
+    "en": re.compile(r"\b(?i:which|what)\s+(?!(?i:is|are|was|were|do|does|did|has|have|had|can|could|will|would|"
+                     r"should)\b)[a-z]"),
+    "es": re.compile(r"(?i:\b(?:qué|cuál|cuáles)\s+(?!(?:es|son|fue|fueron|era|eran|se|ha|han)\b)[a-záéíóúñü])"),
+}
+_PHRASE_ENDS = {
+    "en": {"of", "in", "on", "for", "to", "with", "and", "or", "that", "which", "who", "is", "are", "was", "were",
+           "do", "does", "did", "be", "by", "from", "at", "as", "has", "have", "had"},
+    "es": {"de", "del", "en", "con", "por", "para", "que", "y", "o", "a", "al", "es", "son", "fue", "fueron", "se",
+           "ha", "han", "tiene", "tienen"},
+}
+
+
+def _noun_phrases(text: str, family: str) -> list[tuple[str, str | None]]:
+    """The things a question names in lower case, with their article ("a hybrid retriever";
+    ("puente", "el") in Spanish, which shows the article as it agrees), for a question that names
+    nothing with a capital; none for a question asking which thing of a kind ("Which web
+    framework…?"), whose answer names it."""
+    if _ASKS_WHICH[family].search(text):
+        return []
+    found = []
+    for match in _ARTICLE[family].finditer(text):
+        words: list[str] = []
+        position = match.end()
+        while len(words) < 3:
+            word = _LOWER_WORD[family].match(text, position)
+            if word is None or word.group(1) in _PHRASE_ENDS[family] or _ARTICLE[family].fullmatch(word.group(1)):
+                break
+            words.append(word.group(1))
+            position = word.end()
+        if words:
+            # English shows the article with the words ("a hybrid retriever"); Spanish adds its own.
+            article = match.group(1).casefold()
+            found.append((f"{article} {' '.join(words)}", None) if family == "en" else (" ".join(words), article))
+    return found
+
+
+def candidates(history: Sequence[dict[str, str]], question: str, marked: str, language: str,
+               *, in_answer: bool = True) -> list[str]:
     """The names the marked words of ``question`` may stand for: those of the previous question,
-    then of its answer, that ``question`` does not name, that a Spanish personal pronoun agrees
-    with ("ella": "la India", not "el CISCE"), and that name something (not a bare number). Names
-    are runs of capitalised words; in Chinese, which has no capitals, the words jieba's
-    part-of-speech tagger reads as names ("哪一位法国皇帝…" names 法国)."""
+    then of its answer (unless ``in_answer`` is false), that ``question`` does not name, that a
+    Spanish personal pronoun agrees with ("ella": "la India", not "el CISCE"), and that name
+    something (not a bare number). Names are runs of capitalised words, or, in a previous question
+    with none, an article and the words after it ("a hybrid retriever"); in Chinese, which has no capitals, the
+    words jieba's part-of-speech tagger reads as names ("哪一位法国皇帝…" names 法国)."""
     family = language_family(language)
     previous_question = next((turn.get("content", "") for turn in reversed(history) if turn.get("role") == "user"), "")
     previous_answer = next((turn.get("content", "") for turn in reversed(history)
@@ -281,9 +336,15 @@ def candidates(history: Sequence[dict[str, str]], question: str, marked: str, la
     agreeing = agreement[0] if agreement else None
     asked = terms(question, language)
     found: list[str] = []
-    for text in (previous_question, CITATION_MARK.sub("", previous_answer)[:ANSWER_CHARACTERS]):
-        named_in_text = ([(name, None) for name in chinese_names(text)] if family == "zh"
-                         else _names(text, family))
+    texts = [previous_question, CITATION_MARK.sub("", previous_answer)[:ANSWER_CHARACTERS]]
+    for index, text in enumerate(texts if in_answer else texts[:1]):
+        named_in_text: list[tuple[str, str | None]]
+        if family == "zh":
+            named_in_text = [(name, None) for name in chinese_names(text)]
+        else:
+            named_in_text = [(name, article) for name, article in _names(text, family) if terms(name, language)]
+            if not named_in_text and index == 0:
+                named_in_text = _noun_phrases(text, family)
         for name, article in named_in_text:
             named = terms(name, language)
             if not named or all(term in asked for term in named):
@@ -301,7 +362,8 @@ def standalone(question: str, history: Sequence[dict[str, str]], llm: Any) -> Se
     earlier turn or it does not refer back; otherwise with what it refers to named, as ``llm``
     finds it in the conversation (it is asked only which words the reference stands for, which a
     small model does far more reliably than rewriting the question); words it cannot take give way
-    to the only name the reference can stand for, else to the previous question beside this one."""
+    to the only name the reference can stand for, then to the only thing the previous question
+    names, else to the previous question beside this one."""
     if not any(turn.get("role") == "user" for turn in history):
         return SearchQuestion(question, False, "first question")
     language = detect_language(question)
@@ -339,6 +401,10 @@ def standalone(question: str, history: Sequence[dict[str, str]], llm: Any) -> Se
     names = candidates(history, question, marked_text, language)
     if len(names) == 1:
         return named(names[0], "refers to the only name in the conversation it can stand for")
+    # A follow-up most often goes on about what the previous question asked about.
+    asked_about = candidates(history, question, marked_text, language, in_answer=False)
+    if len(asked_about) == 1:
+        return named(asked_about[0], "refers to the only name of the previous question it can stand for")
     return SearchQuestion(beside_previous(question, history, language), True,
                           "the model found no words in the conversation it refers to; searching it beside the "
                           "previous question, which names what it is about", None, marked_text, attempts,

@@ -142,6 +142,60 @@ def test_a_chinese_follow_up_takes_the_only_name_of_the_conversation(scripted_op
         ["those words refer to something themselves: give the words that name it"]]
 
 
+def test_refused_words_give_way_to_the_only_thing_the_previous_question_names(scripted_openai):
+    # The demo's follow-up: asked what "it" stands for, the 1.5B answered the question instead. The
+    # answer names several things; the question one, in lower case.
+    history = [{"role": "user", "content": "How do I build a hybrid retriever?"},
+               {"role": "assistant", "content": "Put a BM25Retriever and a DenseEmbeddingRetriever under a "
+                                                "FusionRetriever [1]."}]
+    scripted_openai.enqueue(CHAT, chat_response("BM25Retriever, DenseEmbeddingRetriever"))
+    scripted_openai.enqueue(CHAT, chat_stream(["The documents do not say."]))
+    state = naive(scripted_openai).run("What does it combine?", history=history)
+
+    searched = step(state, "search_question")
+    assert state["search_question"] == "What does a hybrid retriever combine?" == step(state, "retrieve")["query"]
+    assert searched["refers_to"] == "a hybrid retriever"
+    assert searched["reason"] == "refers to the only name of the previous question it can stand for"
+    assert searched["answered_question"] == state["search_question"]
+
+
+def test_a_spanish_referent_that_is_no_name_is_refused_for_the_name_the_conversation_holds(scripted_openai):
+    # Asked what "él" stands for, the 1.5B answered the follow-up itself: "irracional y atrasado".
+    history = [{"role": "user", "content": "¿Occidente veía a Oriente como qué?"},
+               {"role": "assistant", "content": "Occidente veía a Oriente como irracional y atrasado en oposición al "
+                                                "racional y progresivo Occidente [1]."}]
+    scripted_openai.enqueue(CHAT, chat_response("irracional y atrasado"))
+    scripted_openai.enqueue(CHAT, chat_stream(["Los documentos no lo dicen."]))
+    question = "Los primeros textos de Occidente que hacen referencia a él describen a la gente como, ¿qué?"
+    state = naive(scripted_openai).run(question, history=history)
+
+    searched = step(state, "search_question")
+    assert state["search_question"] == \
+        "Los primeros textos de Occidente que hacen referencia a Oriente describen a la gente como, ¿qué?"
+    assert searched["refers_to"] == "Oriente" and searched["reason"].startswith("refers to the only name")
+    assert searched["attempts"][0]["problems"] == [
+        "those words are not a name or a thing with its article: give the name of what it stands for"]
+
+
+def test_the_things_a_previous_question_names_in_lower_case():
+    from rag.strategies.followups import candidates
+
+    def named(question, follow_up, marked, language, answer=""):
+        history = [{"role": "user", "content": question}, {"role": "assistant", "content": answer}]
+        return candidates(history, follow_up, marked, language, in_answer=False)
+
+    assert named("Who designed the bridge?", "When did it open?", "it", "en") == ["the bridge"]
+    assert named("¿Quién diseñó el puente?", "¿Cuándo se inauguró?", "(none)", "es") == ["el puente"]
+    # "ella" does not stand for "el puente"; a question naming two things leaves the choice open.
+    assert named("¿Quién diseñó el puente?", "¿Dónde estudió ella?", "ella", "es") == []
+    assert named("Who painted the ceiling of the chapel?", "When?", "(none)", "en") == ["the ceiling", "the chapel"]
+    # Asked which thing of a kind, the answer names it, not the question.
+    assert named("Which web framework ships an admin panel?", "What else does it ship?", "it", "en") == []
+    assert named("¿Qué río pasa por la ciudad?", "¿Dónde nace?", "(none)", "es") == []
+    # A question naming something with a capital is not read for lower-case things.
+    assert named("When did the Danube flood the city?", "How long is it?", "it", "en") == ["Danube"]
+
+
 def test_the_question_s_words_around_a_name_are_taken_off_in_each_language():
     from rag.strategies.followups import marked_word, without_question_words
 
