@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rag.llms import LLMError
-from rag.retrievers.sparse.text import chinese_names
+from rag.retrievers.sparse.text import chinese_names, chinese_nouns
 
 from .answer_prompts import CITATION_MARK, detect_language
 from .grounding import language_family, numbers, terms
@@ -297,12 +297,8 @@ _PHRASE_ENDS = {
 
 
 def _noun_phrases(text: str, family: str) -> list[tuple[str, str | None]]:
-    """The things a question names in lower case, with their article ("a hybrid retriever";
-    ("puente", "el") in Spanish, which shows the article as it agrees), for a question that names
-    nothing with a capital; none for a question asking which thing of a kind ("Which web
-    framework…?"), whose answer names it."""
-    if _ASKS_WHICH[family].search(text):
-        return []
+    """The things ``text`` names in lower case, with their article ("a hybrid retriever";
+    ("puente", "el") in Spanish, which shows the article as it agrees)."""
     found = []
     for match in _ARTICLE[family].finditer(text):
         words: list[str] = []
@@ -320,41 +316,64 @@ def _noun_phrases(text: str, family: str) -> list[tuple[str, str | None]]:
     return found
 
 
-def candidates(history: Sequence[dict[str, str]], question: str, marked: str, language: str,
-               *, in_answer: bool = True) -> list[str]:
+def candidates(history: Sequence[dict[str, str]], question: str, marked: str, language: str) -> list[str]:
     """The names the marked words of ``question`` may stand for: those of the previous question,
-    then of its answer (unless ``in_answer`` is false), that ``question`` does not name, that a
-    Spanish personal pronoun agrees with ("ella": "la India", not "el CISCE"), and that name
-    something (not a bare number). Names are runs of capitalised words, or, in a previous question
-    with none, an article and the words after it ("a hybrid retriever"); in Chinese, which has no capitals, the
-    words jieba's part-of-speech tagger reads as names ("哪一位法国皇帝…" names 法国)."""
+    then of its answer, that ``question`` does not name, that a Spanish personal pronoun agrees
+    with ("ella": "la India", not "el CISCE"), and that name something (not a bare number). Names
+    are runs of capitalised words; in Chinese, which has no capitals, the words jieba's
+    part-of-speech tagger reads as names ("哪一位法国皇帝…" names 法国)."""
     family = language_family(language)
-    previous_question = next((turn.get("content", "") for turn in reversed(history) if turn.get("role") == "user"), "")
     previous_answer = next((turn.get("content", "") for turn in reversed(history)
                             if turn.get("role") == "assistant"), "")
-    agreement = _AGREEMENT.get(marked.casefold()) if family == "es" else None
-    agreeing = agreement[0] if agreement else None
-    asked = terms(question, language)
     found: list[str] = []
-    texts = [previous_question, CITATION_MARK.sub("", previous_answer)[:ANSWER_CHARACTERS]]
-    for index, text in enumerate(texts if in_answer else texts[:1]):
-        named_in_text: list[tuple[str, str | None]]
-        if family == "zh":
-            named_in_text = [(name, None) for name in chinese_names(text)]
-        else:
-            named_in_text = [(name, article) for name, article in _names(text, family) if terms(name, language)]
-            if not named_in_text and index == 0:
-                named_in_text = _noun_phrases(text, family)
-        for name, article in named_in_text:
-            named = terms(name, language)
-            if not named or all(term in asked for term in named):
-                continue
-            if agreeing is not None and article is not None and article not in agreeing:
-                continue
-            shown = f"{'el' if article in ('del', 'al') else article} {name}" if article and family == "es" else name
+    for text in (_previous_question(history), CITATION_MARK.sub("", previous_answer)[:ANSWER_CHARACTERS]):
+        named_in_text = ([(name, None) for name in chinese_names(text)] if family == "zh"
+                         else _names(text, family))
+        for shown in _eligible(named_in_text, question, marked, language):
             if all(_folded(shown) != _folded(other) for other in found):
                 found.append(shown)
     return found
+
+
+def previous_subject(history: Sequence[dict[str, str]], question: str, marked: str, language: str) -> str | None:
+    """The one thing the previous question names, when it names only one the marked words of
+    ``question`` may stand for ("a hybrid retriever" in "How do I build a hybrid retriever?"):
+    names and things in lower case with their article count alike (in Chinese, every noun jieba's
+    tagger reads: "阿波罗宇航员穿的太空服…" names three). None when it names several or none, or
+    asks which thing of a kind ("Which web framework…?"), whose answer names it."""
+    family = language_family(language)
+    previous = _previous_question(history)
+    if family == "zh":
+        things: list[tuple[str, str | None]] = [(noun, None) for noun in chinese_nouns(previous)]
+    elif _ASKS_WHICH[family].search(previous):
+        return None
+    else:
+        things = _names(previous, family) + _noun_phrases(previous, family)
+    eligible = list(dict.fromkeys(_eligible(things, question, marked, language)))
+    return eligible[0] if len(eligible) == 1 else None
+
+
+def _previous_question(history: Sequence[dict[str, str]]) -> str:
+    return next((turn.get("content", "") for turn in reversed(history) if turn.get("role") == "user"), "")
+
+
+def _eligible(named: Sequence[tuple[str, str | None]], question: str, marked: str, language: str) -> list[str]:
+    """Of ``named`` (words and the Spanish article before them), those the marked words of
+    ``question`` may stand for, as a rewrite shows them: naming something, not all named by the
+    question already, agreeing with a Spanish personal pronoun."""
+    family = language_family(language)
+    agreement = _AGREEMENT.get(marked.casefold()) if family == "es" else None
+    agreeing = agreement[0] if agreement else None
+    asked = terms(question, language)
+    eligible = []
+    for name, article in named:
+        words = terms(name, language)
+        if not words or all(term in asked for term in words):
+            continue
+        if agreeing is not None and article is not None and article not in agreeing:
+            continue
+        eligible.append(f"{'el' if article in ('del', 'al') else article} {name}" if article and family == "es" else name)
+    return eligible
 
 
 def standalone(question: str, history: Sequence[dict[str, str]], llm: Any) -> SearchQuestion:
@@ -402,9 +421,9 @@ def standalone(question: str, history: Sequence[dict[str, str]], llm: Any) -> Se
     if len(names) == 1:
         return named(names[0], "refers to the only name in the conversation it can stand for")
     # A follow-up most often goes on about what the previous question asked about.
-    asked_about = candidates(history, question, marked_text, language, in_answer=False)
-    if len(asked_about) == 1:
-        return named(asked_about[0], "refers to the only name of the previous question it can stand for")
+    subject = previous_subject(history, question, marked_text, language)
+    if subject is not None:
+        return named(subject, "refers to the only thing the previous question names")
     return SearchQuestion(beside_previous(question, history, language), True,
                           "the model found no words in the conversation it refers to; searching it beside the "
                           "previous question, which names what it is about", None, marked_text, attempts,

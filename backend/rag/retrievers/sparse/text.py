@@ -176,6 +176,16 @@ def chinese_names(text: str) -> list[str]:
     return found
 
 
+def chinese_nouns(text: str) -> list[str]:
+    """The words of ``text`` jieba's part-of-speech tagger reads as nouns (names among them:
+    "阿波罗", "宇航员", "太空服"), in order, each once."""
+    found: list[str] = []
+    for word, flag in _Jieba.tagger().lcut(text):
+        if (flag.startswith("n") or flag == "eng") and len(word) >= 2 and word not in found:
+            found.append(word)
+    return found
+
+
 SEGMENTERS: dict[str, Callable[[str], list[str]]] = {
     "jieba": segment_jieba,
     "characters": segment_characters,
