@@ -179,12 +179,14 @@ def mean_of(values: Sequence[float]) -> float | None:
 def answer_check_fields(state: dict) -> dict:
     """What the answer check made of a finished run's answer: the draft the model wrote (the answer
     itself when the check changed nothing), the check's verdict per sentence, what declined it
-    (None when the answer stands) and the parts of the question asked again; rows keep them so ``answer_check.py`` can replay the check."""
+    (None when the answer stands), the parts of the question asked again and a draft that copied a
+    worked example; rows keep them so ``answer_check.py`` can replay the check."""
     generate = next((step for step in (state.get("trace") or {}).get("steps", []) if step.get("step") == "generate"),
                     {})
     return {"draft": generate.get("draft", state.get("response") or ""), "grounding": generate.get("grounding"),
             "declined_by": (state.get("declined") or {}).get("by"),
-            "parts_asked_again": generate.get("parts_asked_again")}
+            "parts_asked_again": generate.get("parts_asked_again"),
+            "asked_without_examples": generate.get("asked_without_examples")}
 
 
 def p50(values: Iterable[float | None]) -> int | None:
