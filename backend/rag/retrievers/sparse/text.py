@@ -169,21 +169,18 @@ def chinese_names(text: str) -> list[str]:
     """The words of ``text`` jieba's part-of-speech tagger reads as names, in order, each once.
     Chinese writes names without capitals; the tagger knows many from its dictionary and guesses
     others (it also takes some common words for names: "雨林", "王朝")."""
-    found: list[str] = []
-    for word, flag in _Jieba.tagger().lcut(text):
-        if flag in _NAME_TAGS and len(word) >= 2 and word not in found:
-            found.append(word)
-    return found
+    return _tagged_words(text, lambda flag: flag in _NAME_TAGS)
 
 
 def chinese_nouns(text: str) -> list[str]:
     """The words of ``text`` jieba's part-of-speech tagger reads as nouns (names among them:
     "阿波罗", "宇航员", "太空服"), in order, each once."""
-    found: list[str] = []
-    for word, flag in _Jieba.tagger().lcut(text):
-        if (flag.startswith("n") or flag == "eng") and len(word) >= 2 and word not in found:
-            found.append(word)
-    return found
+    return _tagged_words(text, lambda flag: flag.startswith("n") or flag == "eng")
+
+
+def _tagged_words(text: str, keep: Callable[[str], bool]) -> list[str]:
+    """The words of two characters or more whose part-of-speech tag ``keep`` accepts, in order, each once."""
+    return list(dict.fromkeys(word for word, flag in _Jieba.tagger().lcut(text) if keep(flag) and len(word) >= 2))
 
 
 SEGMENTERS: dict[str, Callable[[str], list[str]]] = {

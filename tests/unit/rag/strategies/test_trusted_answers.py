@@ -101,12 +101,13 @@ def test_refused_words_give_way_to_the_only_name_the_conversation_holds(scripted
     assert state["trace"]["llm_calls"] == 2 and state["chunks"][0]["chunk_id"] == 202
 
 
-def followed_up(server, first_question, referent, question):
-    """A Chinese follow-up after ``first_question`` (answered with a decline), the follow-up model
-    naming ``referent``: the run's state and its search-question step."""
-    history = [{"role": "user", "content": first_question}, {"role": "assistant", "content": "文件中没有提到。"}]
+def followed_up(server, first_question, referent, question, first_answer="文件中没有提到。", reply="文件中没有提到。"):
+    """A follow-up after ``first_question`` and ``first_answer`` (by default a Chinese decline), the
+    follow-up model naming ``referent`` and the answer model replying ``reply``: the run's state and
+    its search-question step."""
+    history = [{"role": "user", "content": first_question}, {"role": "assistant", "content": first_answer}]
     server.enqueue(CHAT, chat_response(referent))
-    server.enqueue(CHAT, chat_stream(["文件中没有提到。"]))
+    server.enqueue(CHAT, chat_stream([reply]))
     state = naive(server).run(question, history=history)
     return state, step(state, "search_question")
 
@@ -145,14 +146,10 @@ def test_a_chinese_follow_up_takes_the_only_name_of_the_conversation(scripted_op
 def test_refused_words_give_way_to_the_only_thing_the_previous_question_names(scripted_openai):
     # The demo's follow-up: asked what "it" stands for, the 1.5B answered the question instead. The
     # answer names several things; the question one, in lower case.
-    history = [{"role": "user", "content": "How do I build a hybrid retriever?"},
-               {"role": "assistant", "content": "Put a BM25Retriever and a DenseEmbeddingRetriever under a "
-                                                "FusionRetriever [1]."}]
-    scripted_openai.enqueue(CHAT, chat_response("BM25Retriever, DenseEmbeddingRetriever"))
-    scripted_openai.enqueue(CHAT, chat_stream(["The documents do not say."]))
-    state = naive(scripted_openai).run("What does it combine?", history=history)
-
-    searched = step(state, "search_question")
+    state, searched = followed_up(
+        scripted_openai, "How do I build a hybrid retriever?", "BM25Retriever, DenseEmbeddingRetriever",
+        "What does it combine?", first_answer="Put a BM25Retriever and a DenseEmbeddingRetriever under a "
+                                              "FusionRetriever [1].", reply="The documents do not say.")
     assert state["search_question"] == "What does a hybrid retriever combine?" == step(state, "retrieve")["query"]
     assert searched["refers_to"] == "a hybrid retriever"
     assert searched["reason"] == "refers to the only thing the previous question names"
@@ -161,15 +158,11 @@ def test_refused_words_give_way_to_the_only_thing_the_previous_question_names(sc
 
 def test_a_spanish_referent_that_is_no_name_is_refused_for_the_name_the_conversation_holds(scripted_openai):
     # Asked what "él" stands for, the 1.5B answered the follow-up itself: "irracional y atrasado".
-    history = [{"role": "user", "content": "¿Occidente veía a Oriente como qué?"},
-               {"role": "assistant", "content": "Occidente veía a Oriente como irracional y atrasado en oposición al "
-                                                "racional y progresivo Occidente [1]."}]
-    scripted_openai.enqueue(CHAT, chat_response("irracional y atrasado"))
-    scripted_openai.enqueue(CHAT, chat_stream(["Los documentos no lo dicen."]))
-    question = "Los primeros textos de Occidente que hacen referencia a él describen a la gente como, ¿qué?"
-    state = naive(scripted_openai).run(question, history=history)
-
-    searched = step(state, "search_question")
+    state, searched = followed_up(
+        scripted_openai, "¿Occidente veía a Oriente como qué?", "irracional y atrasado",
+        "Los primeros textos de Occidente que hacen referencia a él describen a la gente como, ¿qué?",
+        first_answer="Occidente veía a Oriente como irracional y atrasado en oposición al racional y progresivo "
+                     "Occidente [1].", reply="Los documentos no lo dicen.")
     assert state["search_question"] == \
         "Los primeros textos de Occidente que hacen referencia a Oriente describen a la gente como, ¿qué?"
     assert searched["refers_to"] == "Oriente" and searched["reason"].startswith("refers to the only name")
