@@ -50,9 +50,17 @@ def _answer(header: dict[str, Any], data: bytes) -> bytes:
     return json.dumps(answer, ensure_ascii=False).encode("utf-8")
 
 
+_ENDING_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+"""What ends the zygote from outside: ``kill`` of its process group, Ctrl-C in a terminal, a closed
+terminal. It reaches the parent too, which may die without running its atexit."""
+
+
 def _serve_one_file(connection: socket.socket) -> None:
     """In a forked child: read the request, parse within the limits, write the answer."""
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    for ending in _ENDING_SIGNALS:  # a child ended from outside leaves the zygote's socket alone
+        signal.signal(ending, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _ENDING_SIGNALS)
     stream = connection.makefile("rb")
     header = json.loads(stream.readline())
     # The default action of SIGALRM ends the process, wherever the parser is.
@@ -80,6 +88,13 @@ def _zygote_main(address: str) -> int:
         except ImportError:
             pass  # parse_document reports the missing library for the file that needs it
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
+
+    def end(signum: int, frame: object) -> None:
+        _remove_socket(address)
+        os._exit(0)
+
+    for ending in _ENDING_SIGNALS:
+        signal.signal(ending, end)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(address)
     listener.listen(64)
@@ -99,7 +114,12 @@ def _zygote_main(address: str) -> int:
                     return 0
                 continue
             connection, _ = listener.accept()
-            if os.fork() == 0:
+            # Blocked across the fork: until the child has its own handlers, a signal waits.
+            signal.pthread_sigmask(signal.SIG_BLOCK, _ENDING_SIGNALS)
+            child = os.fork()
+            if child != 0:
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, _ENDING_SIGNALS)
+            else:
                 status = 1
                 try:
                     listener.close()

@@ -4,6 +4,10 @@ the parsers' zygote, within its time and memory limits, and one child's death ha
 from __future__ import annotations
 
 import os
+import signal
+import threading
+import time
+from pathlib import Path
 
 import pytest
 
@@ -66,3 +70,42 @@ def test_a_zygote_whose_parent_has_gone_removes_its_socket_folder():
     zygote.process.stdin.close()
     assert zygote.process.wait(timeout=10) == 0
     assert not os.path.exists(zygote.folder)
+
+
+@pytest.mark.parametrize("ending", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_a_zygote_ended_by_a_signal_removes_its_socket_folder(ending):
+    # `kill` of a process group or Ctrl-C reaches the parent too, which may die without its atexit.
+    zygote = isolated._Zygote()
+    try:
+        os.kill(zygote.process.pid, ending)
+        assert zygote.process.wait(timeout=10) == 0
+        assert not os.path.exists(zygote.folder)
+    finally:
+        zygote.close()
+
+
+def test_a_child_ended_by_a_signal_fails_its_file_and_leaves_the_zygote_serving():
+    parse_document_isolated(MARKDOWN, "ferns.md")
+    zygote = isolated._zygote
+    assert zygote is not None
+    outcome: list[BaseException] = []
+
+    def parse_forever() -> None:
+        try:
+            parse_document_isolated(QUADRATIC_MARKDOWN, "links.md", timeout_s=60)
+        except DocumentParseError as error:
+            outcome.append(error)
+
+    parsing = threading.Thread(target=parse_forever)
+    parsing.start()
+    children = Path(f"/proc/{zygote.process.pid}/task/{zygote.process.pid}/children")
+    deadline = time.monotonic() + 10
+    while not (child := children.read_text().split()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert child, "the zygote forked no child for the file"
+    os.kill(int(child[0]), signal.SIGTERM)
+    parsing.join(timeout=30)
+    assert isinstance(outcome[0], DocumentParseError) and outcome[0].code == "parser_crashed"
+    assert zygote.alive() and os.path.exists(zygote.address)
+    assert isolated._zygote is zygote
+    assert parse_document_isolated(MARKDOWN, "ferns.md").sections[0].text.startswith("Ferns")
