@@ -8,7 +8,10 @@ searched as it is, with no model call. The model is asked only which words of th
 the reference stands for (the packaged models copy the question back when asked to rewrite it);
 the words must come from the conversation, a Spanish pronoun must agree with them ("ella" is not
 "el CISCE"), and the question is rewritten with them by rule; a name it writes with a word of the
-question ("诺曼人的城堡" for "它的城堡") is taken alone. Words it cannot take give way to
+question ("诺曼人的城堡" for "它的城堡") is taken alone. The model is not asked when the follow-up
+repeats, beside its reference, a word the previous question joined to one thing ("presidente de él"
+after "…presidente del IPCC?", "它的防守" after "黑豹队的防守…"): that thing is taken (asked, the 1.5B
+named the previous answer's person). Words it cannot take give way to
 the only name in the conversation the reference can stand for, then to the only thing the previous
 question names (a follow-up most often goes on about it: "What does it combine?" after "How do I
 build a hybrid retriever?"), else to the previous question searched beside this one; the model is
@@ -29,13 +32,14 @@ inauguró?").
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from rag.llms import LLMError
-from rag.retrievers.sparse.text import chinese_names, chinese_nouns
+from rag.retrievers.sparse.text import chinese_names, chinese_nouns, chinese_possessors
 
 from .answer_prompts import CITATION_MARK, detect_language
 from .grounding import language_family, numbers, terms
@@ -353,6 +357,65 @@ def previous_subject(history: Sequence[dict[str, str]], question: str, marked: s
     return eligible[0] if len(eligible) == 1 else None
 
 
+# The word a follow-up's pronoun is joined to ("el presidente de él", "its capital", "它的防守"), and
+# how the previous question joins that word to a thing ("presidente del IPCC", "capital of France").
+_JOINED_BEFORE = {"es": re.compile(r"(?i:\b(\w+)\s+de\s+)$"), "en": re.compile(r"(?i:\b(\w+)\s+of\s+)$")}
+_JOINED_AFTER = {"es": re.compile(r"\s+(\w+)"), "en": re.compile(r"\s+(\w+)")}
+_JOINED_IN_PREVIOUS = {"es": r"\b{word}\s+(?:del?\s+)(?:(?:la|los|las)\s+)?", "en": r"\b{word}\s+of\s+"}
+LEAST_REPEATED_CHARACTERS = 2
+"""How many characters after "它的" must repeat what follows a noun's "的" in the previous question."""
+
+
+def parallel_referent(history: Sequence[dict[str, str]], question: str, marked: re.Match[str] | None,
+                      language: str) -> str | None:
+    """What the marked word of ``question`` stands for when the question repeats a word the previous
+    question joins to one thing, with the marked word in that thing's place: "¿Quién es el presidente
+    de él?" after "¿Cuándo renunció Pachauri como presidente del IPCC?" (él: el IPCC, though the
+    answer named a person), "它的防守" after "黑豹队的防守". None when nothing is so repeated, when it
+    is joined to several things, or when putting the thing back asks the previous question again
+    ("Who is the father of him?" after "Who is the father of the king?" asks about the answer)."""
+    if marked is None:
+        return None
+    family = language_family(language)
+    word = marked.group(0) if family == "zh" else marked.group(0).casefold()
+    previous = " ".join(CITATION_MARK.sub("", _previous_question(history)).split())
+    before, after = question[:marked.start()], question[marked.end():]
+    found: list[tuple[str, str | None]] = []
+    if family == "zh":
+        if word in _SUBSTITUTED[family] and after.startswith("的"):
+            after = after[1:]
+        elif word not in _POSSESSIVE[family]:
+            return None
+        longest = 0
+        for noun, start in chinese_possessors(previous):
+            shared = len(os.path.commonprefix([previous[start:], after]))
+            if shared >= LEAST_REPEATED_CHARACTERS and shared >= longest:
+                found = [(noun, None)] if shared > longest else [*found, (noun, None)]
+                longest = shared
+    else:
+        joined = _JOINED_BEFORE[family].search(before) if word in _SUBSTITUTED[family] else \
+            _JOINED_AFTER[family].match(after) if word in _POSSESSIVE[family] else None
+        if joined is None:
+            return None
+        things = _names(previous, family) + _noun_phrases(previous, family)
+        pattern = _JOINED_IN_PREVIOUS[family].format(word=re.escape(joined.group(1)))
+        for place in re.finditer(pattern, previous, re.IGNORECASE):
+            following = previous[place.end():].casefold()
+            found.extend((name, article) for name, article in things
+                         if following.startswith(name.casefold())
+                         or (family == "en" and following.startswith(f"the {name.casefold()}")))
+        if family == "en":
+            # "the king's father" joins "father" to "the king" too.
+            for name, article in things:
+                if re.search(rf"{re.escape(name)}'s?\s+{re.escape(joined.group(1))}\b", previous, re.IGNORECASE):
+                    found.append((name, article))
+    eligible = list(dict.fromkeys(_eligible(found, question, marked.group(0), language)))
+    if len(eligible) != 1:
+        return None
+    again = rewrite(question, eligible[0], marked, language)
+    return None if terms(again, language) == terms(previous, language) else eligible[0]
+
+
 def _previous_question(history: Sequence[dict[str, str]]) -> str:
     return next((turn.get("content", "") for turn in reversed(history) if turn.get("role") == "user"), "")
 
@@ -399,6 +462,11 @@ def standalone(question: str, history: Sequence[dict[str, str]], llm: Any) -> Se
         return SearchQuestion(rewrite(question, referent, marked, language), True, reason, referent, marked_text,
                               attempts)
 
+    # A word of the previous question repeated beside the marked word says what it stands for more
+    # surely than the 1.5B, which names the previous answer's person for the él of "presidente de él".
+    parallel = parallel_referent(history, question, marked, language)
+    if parallel is not None:
+        return named(parallel, "repeats the previous question's words, with the marked words where they named it")
     try:
         answer = llm.generate(_prompt(conversation, question, marked_text), max_tokens=32)
     except LLMError as exc:

@@ -249,7 +249,7 @@ async def test_the_local_models_context_window_bounds_the_question_before_it_is_
     communicator = socket(browser, conversation.pk)
     await communicator.connect()
     await communicator.send_json_to({"type": "ask", "question": "retrieval " * 300, "pipeline_id": pipeline.pk})
-    refused = await communicator.receive_json_from(timeout=10)
+    refused = await communicator.receive_json_from(timeout=30)
     assert (refused["type"], refused.get("code")) == ("run.failed", "too_long"), refused
     assert "at most 640" in refused["error"], "1024 tokens of context less 384 for the answer"
     await communicator.disconnect()

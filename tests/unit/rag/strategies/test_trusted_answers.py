@@ -783,3 +783,40 @@ def test_a_draft_copying_a_worked_example_is_asked_again_without_the_examples(sc
 def test_an_answer_is_a_copy_of_a_worked_example_only_when_its_passages_lack_the_words(answer, language, passages,
                                                                                       copied):
     assert copied_example(answer, language, passages) == copied
+
+
+def test_a_follow_up_repeating_the_previous_question_s_words_refers_to_what_they_named(scripted_openai):
+    # The development set's IPCC conversation: asked what "él" stands for, the 1.5B named the person
+    # of the previous answer. The follow-up repeats "presidente de", where the previous question had
+    # the IPCC; the model is not asked.
+    history = [{"role": "user", "content": "¿Cuándo renunció Pachauri como presidente del IPCC?"},
+               {"role": "assistant", "content": "Rajendra K. Pachauri renunció en febrero de 2015 [1]."}]
+    scripted_openai.enqueue(CHAT, chat_stream(["Los documentos no lo dicen."]))
+    state = naive(scripted_openai).run("¿Quién es el presidente de él?", history=history)
+    searched = step(state, "search_question")
+    assert state["search_question"] == "¿Quién es el presidente del IPCC?" == step(state, "retrieve")["query"]
+    assert searched["refers_to"] == "el IPCC" and searched["attempts"] == []
+    assert searched["reason"] == "repeats the previous question's words, with the marked words where they named it"
+    assert state["trace"]["llm_calls"] == 1
+
+
+@pytest.mark.parametrize(("previous", "question", "language", "referent"), [
+    ("¿Quién fue el primer presidente del IPCC?", "¿Quién es el presidente de él?", "es", "el IPCC"),
+    ("¿Quién diseñó la fachada de la catedral?", "¿Cuándo se terminó su fachada?", "es", "la catedral"),
+    ("What is the capital of France?", "What is the population of its capital?", "en", "France"),
+    ("Who wrote the king's speech?", "When was his speech given?", "en", "the king"),
+    ("2015年黑豹队的防守有多少次拦截记录？", "它的防守丢了多少分？", "zh-Hans", "黑豹队"),
+    # No word repeated beside the pronoun: the model is asked.
+    ("¿Quién es el vicepresidente del IPCC?", "¿Quién es el presidente de él?", "es", None),
+    ("谁是诺曼人在意大利的主要敌人？", "它的城堡叫什么名字？", "zh-Hans", None),
+    ("Who designed the Kestrel Bridge?", "Where did she study?", "en", None),
+    # Put back, the thing would ask the previous question again: the pronoun stands for its answer.
+    ("Who is the father of the king?", "And who is the father of him?", "en", None),
+    # "ella" does not stand for "el puente".
+    ("¿Quién es el diseñador del puente?", "¿Quién es el diseñador de ella?", "es", None),
+])
+def test_the_thing_a_repeated_word_was_joined_to_in_the_previous_question(previous, question, language, referent):
+    from rag.strategies.followups import marked_word, parallel_referent
+
+    history = [{"role": "user", "content": previous}, {"role": "assistant", "content": "…"}]
+    assert parallel_referent(history, question, marked_word(question, language), language) == referent
