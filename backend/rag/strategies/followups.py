@@ -360,7 +360,7 @@ def previous_subject(history: Sequence[dict[str, str]], question: str, marked: s
 # The word a follow-up's pronoun is joined to ("el presidente de él", "its capital", "它的防守"), and
 # how the previous question joins that word to a thing ("presidente del IPCC", "capital of France").
 _JOINED_BEFORE = {"es": re.compile(r"(?i:\b(\w+)\s+de\s+)$"), "en": re.compile(r"(?i:\b(\w+)\s+of\s+)$")}
-_JOINED_AFTER = {"es": re.compile(r"\s+(\w+)"), "en": re.compile(r"\s+(\w+)")}
+_WORD_AFTER = re.compile(r"\s+(\w+)")
 _JOINED_IN_PREVIOUS = {"es": r"\b{word}\s+(?:del?\s+)(?:(?:la|los|las)\s+)?", "en": r"\b{word}\s+of\s+"}
 LEAST_REPEATED_CHARACTERS = 2
 """How many characters after "它的" must repeat what follows a noun's "的" in the previous question."""
@@ -377,43 +377,51 @@ def parallel_referent(history: Sequence[dict[str, str]], question: str, marked: 
     if marked is None:
         return None
     family = language_family(language)
-    word = marked.group(0) if family == "zh" else marked.group(0).casefold()
     previous = " ".join(CITATION_MARK.sub("", _previous_question(history)).split())
-    before, after = question[:marked.start()], question[marked.end():]
-    found: list[tuple[str, str | None]] = []
-    if family == "zh":
-        if word in _SUBSTITUTED[family] and after.startswith("的"):
-            after = after[1:]
-        elif word not in _POSSESSIVE[family]:
-            return None
-        longest = 0
-        for noun, start in chinese_possessors(previous):
-            shared = len(os.path.commonprefix([previous[start:], after]))
-            if shared >= LEAST_REPEATED_CHARACTERS and shared >= longest:
-                found = [(noun, None)] if shared > longest else [*found, (noun, None)]
-                longest = shared
-    else:
-        joined = _JOINED_BEFORE[family].search(before) if word in _SUBSTITUTED[family] else \
-            _JOINED_AFTER[family].match(after) if word in _POSSESSIVE[family] else None
-        if joined is None:
-            return None
-        things = _names(previous, family) + _noun_phrases(previous, family)
-        pattern = _JOINED_IN_PREVIOUS[family].format(word=re.escape(joined.group(1)))
-        for place in re.finditer(pattern, previous, re.IGNORECASE):
-            following = previous[place.end():].casefold()
-            found.extend((name, article) for name, article in things
-                         if following.startswith(name.casefold())
-                         or (family == "en" and following.startswith(f"the {name.casefold()}")))
-        if family == "en":
-            # "the king's father" joins "father" to "the king" too.
-            for name, article in things:
-                if re.search(rf"{re.escape(name)}'s?\s+{re.escape(joined.group(1))}\b", previous, re.IGNORECASE):
-                    found.append((name, article))
+    joined_to = _chinese_joined_to if family == "zh" else _joined_to
+    found = joined_to(previous, question, marked, family)
     eligible = list(dict.fromkeys(_eligible(found, question, marked.group(0), language)))
     if len(eligible) != 1:
         return None
     again = rewrite(question, eligible[0], marked, language)
     return None if terms(again, language) == terms(previous, language) else eligible[0]
+
+
+def _joined_to(previous: str, question: str, marked: re.Match[str], family: str) -> list[tuple[str, str | None]]:
+    """The things (with their article) ``previous`` joins to the word the marked pronoun of
+    ``question`` is joined to: "presidente del IPCC" for "presidente de él", "the king's speech" for
+    "his speech"."""
+    word = marked.group(0).casefold()
+    joined = _JOINED_BEFORE[family].search(question[:marked.start()]) if word in _SUBSTITUTED[family] else \
+        _WORD_AFTER.match(question, marked.end()) if word in _POSSESSIVE[family] else None
+    if joined is None:
+        return []
+    things = _names(previous, family) + _noun_phrases(previous, family)
+    pattern = _JOINED_IN_PREVIOUS[family].format(word=re.escape(joined.group(1)))
+    followings = [previous[place.end():].casefold() for place in re.finditer(pattern, previous, re.IGNORECASE)]
+    found = [(name, article) for following in followings for name, article in things
+             if following.startswith(name.casefold())
+             or (family == "en" and following.startswith(f"the {name.casefold()}"))]
+    if family == "en":  # "the king's father" joins "father" to "the king" too
+        found += [(name, article) for name, article in things
+                  if re.search(rf"{re.escape(name)}'s?\s+{re.escape(joined.group(1))}\b", previous, re.IGNORECASE)]
+    return found
+
+
+def _chinese_joined_to(previous: str, question: str, marked: re.Match[str], family: str) -> list[tuple[str, str | None]]:
+    """The nouns ``previous`` joins with 的 to the most of what follows 它的 (or 其) in ``question``."""
+    after = question[marked.end():]
+    if marked.group(0) in _SUBSTITUTED[family] and after.startswith("的"):
+        after = after[1:]
+    elif marked.group(0) not in _POSSESSIVE[family]:
+        return []
+    shared: dict[str, int] = {}
+    for noun, start in chinese_possessors(previous):
+        shared[noun] = max(shared.get(noun, 0), len(os.path.commonprefix([previous[start:], after])))
+    longest = max(shared.values(), default=0)
+    if longest < LEAST_REPEATED_CHARACTERS:
+        return []
+    return [(noun, None) for noun, length in shared.items() if length == longest]
 
 
 def _previous_question(history: Sequence[dict[str, str]]) -> str:

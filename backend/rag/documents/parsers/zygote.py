@@ -116,8 +116,7 @@ def _zygote_main(address: str) -> int:
             connection, _ = listener.accept()
             # Blocked across the fork: until the child has its own handlers, a signal waits.
             signal.pthread_sigmask(signal.SIG_BLOCK, _ENDING_SIGNALS)
-            child = os.fork()
-            if child != 0:
+            if os.fork():
                 signal.pthread_sigmask(signal.SIG_UNBLOCK, _ENDING_SIGNALS)
             else:
                 status = 1

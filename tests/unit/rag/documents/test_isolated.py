@@ -96,14 +96,16 @@ def test_a_child_ended_by_a_signal_fails_its_file_and_leaves_the_zygote_serving(
         except DocumentParseError as error:
             outcome.append(error)
 
+    children = Path(f"/proc/{zygote.process.pid}/task/{zygote.process.pid}/children")
+    # A child of an earlier file may still be ending: the one to kill is the one forked for this file.
+    earlier = set(children.read_text().split())
     parsing = threading.Thread(target=parse_forever)
     parsing.start()
-    children = Path(f"/proc/{zygote.process.pid}/task/{zygote.process.pid}/children")
     deadline = time.monotonic() + 10
-    while not (child := children.read_text().split()) and time.monotonic() < deadline:
+    while not (child := set(children.read_text().split()) - earlier) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert child, "the zygote forked no child for the file"
-    os.kill(int(child[0]), signal.SIGTERM)
+    os.kill(int(child.pop()), signal.SIGTERM)
     parsing.join(timeout=30)
     assert isinstance(outcome[0], DocumentParseError) and outcome[0].code == "parser_crashed"
     assert zygote.alive() and os.path.exists(zygote.address)
